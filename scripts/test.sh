@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Install everything the tests need on a fresh Debian machine (as root), then run the whole suite.
+# This is the README's test command and what .ci/run calls.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
+command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+if [ ${#need[@]} -gt 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+
+python3 -m pip install -q -e '.[test]'
+exec python3 -m pytest "$@"

@@ -1,0 +1,147 @@
+"""The command line: `triage [TARGET ...]` (the app) and its non-interactive faces.
+
+This module only parses arguments and dispatches; each face lives in `commands/<name>.py`
+as `run(args) -> int`. Errors the user can fix print one line and exit non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Optional, Sequence
+
+from . import __version__
+
+SUBCOMMANDS = ("report", "stacks", "diagnose", "demo", "replay")
+
+TARGET_HELP = (
+    "what to watch: a PID, name:REGEX (matched against the full command line) or :PORT "
+    "(the process listening on it, else the one whose command line asks for it). Each selects a root; "
+    "its whole subtree is watched. None: triage picks candidates and says why."
+)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be above 0: {text!r}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 < value < 65536:
+        raise argparse.ArgumentTypeError(f"port out of range 1-65535: {text!r}")
+    return value
+
+
+def _add_watch_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("targets", nargs="*", metavar="TARGET", help=TARGET_HELP)
+    p.add_argument("--log", action="append", default=[], metavar="FILE", help="follow this log file (repeatable)")
+    p.add_argument("--port", type=_port, metavar="N", help="check whether the server answers on this port")
+    p.add_argument("--interval", type=_positive_float, default=2.0, metavar="S", help="refresh interval (default 2 s)")
+    p.add_argument(
+        "--smaps-budget-ms", type=_positive_float, default=100.0, metavar="MS",
+        help="time per refresh allowed for smaps_rollup (PSS/USS) reads (default 100 ms)",
+    )
+    p.add_argument("--auto-stacks", action="store_true", help="capture stacks once by itself when the whole target idles")
+
+
+def _add_record_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--record", metavar="FILE", help="record the incident to FILE (default: under the XDG state dir)")
+    p.add_argument("--no-record", action="store_true", help="do not record this run")
+
+
+def _add_ssh_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("remote node")
+    g.add_argument("--ssh", metavar="[USER@]HOST[:PORT]", help="watch a node over SSH (honours ~/.ssh/config)")
+    g.add_argument("-i", dest="identity", metavar="KEY", help="private key for --ssh")
+    g.add_argument("--ssh-config", metavar="FILE", help="ssh config file instead of ~/.ssh/config")
+    g.add_argument("--accept-new-host-key", action="store_true", help="record an unknown host key (never a changed one)")
+    g.add_argument("--agentless", action="store_true", help="run plain commands on the node instead of the agent")
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    top = argparse.ArgumentParser(
+        prog="triage",
+        description="One screen for a multi-process server that has gone silent: process tree, GPUs, true "
+        "memory, log tail, stacks, and ranked hypotheses. Subcommands: " + ", ".join(SUBCOMMANDS) + ".",
+        epilog="Faces: triage report|stacks|diagnose|demo|replay --help",
+    )
+    top.add_argument("--version", action="version", version=f"triage {__version__}")
+    _add_watch_args(top)
+    _add_record_args(top)
+    _add_ssh_args(top)
+    top.add_argument("--theme", choices=("dark", "light"), default="dark", help="colour theme")
+
+    subs: dict[str, argparse.ArgumentParser] = {}
+
+    p = argparse.ArgumentParser(prog="triage report", description="Watch the target for a while and print what was seen.")
+    _add_watch_args(p)
+    _add_record_args(p)
+    _add_ssh_args(p)
+    p.add_argument("--duration", type=_positive_float, default=5.0, metavar="S", help="how long to watch (default 5 s)")
+    p.add_argument("--format", choices=("md", "json"), default="md", help="output format (default md)")
+    p.add_argument("--from", dest="from_file", metavar="FILE", help="report on a recorded incident instead of watching")
+    subs["report"] = p
+
+    p = argparse.ArgumentParser(prog="triage stacks", description="Capture every worker's stack at once, grouped.")
+    p.add_argument("targets", nargs="*", metavar="TARGET", help=TARGET_HELP)
+    p.add_argument("--native", action="store_true", help="include native frames (py-spy --native)")
+    p.add_argument("--locals", action="store_true", help="include local variables (py-spy --locals)")
+    p.add_argument("--json", action="store_true", help="print the whole capture as JSON")
+    p.add_argument("--timeout", type=_positive_float, default=10.0, metavar="S", help="per-process time limit (default 10 s)")
+    _add_ssh_args(p)
+    subs["stacks"] = p
+
+    p = argparse.ArgumentParser(
+        prog="triage diagnose",
+        description="Run the diagnosis engine on pasted text (py-spy dumps, ps, free, nvidia-smi, logs, ...).",
+    )
+    p.add_argument("files", nargs="*", metavar="FILE", help="files to read (default: standard input)")
+    p.add_argument("--format", choices=("md", "json"), default="md", help="output format (default md)")
+    subs["diagnose"] = p
+
+    p = argparse.ArgumentParser(prog="triage demo", description="Start the built-in simulated incident and attach to it.")
+    p.add_argument("--workers", type=int, default=8, metavar="N", help="worker processes (default 8)")
+    p.add_argument("--weights-mb", type=int, default=256, metavar="MB", help="size of the shared weights file (default 256)")
+    p.add_argument("--report", action="store_true", help="print the report instead of opening the app")
+    p.add_argument("--duration", type=_positive_float, default=5.0, metavar="S", help="with --report: how long to watch")
+    p.add_argument("--format", choices=("md", "json"), default="md", help="with --report: output format")
+    _add_record_args(p)
+    p.add_argument("--interval", type=_positive_float, default=2.0, metavar="S", help="refresh interval (default 2 s)")
+    p.add_argument("--auto-stacks", action="store_true", help="capture stacks once by itself when the demo idles")
+    subs["demo"] = p
+
+    p = argparse.ArgumentParser(prog="triage replay", description="Open the app on a recorded incident.")
+    p.add_argument("file", metavar="FILE", help="a record written by triage (JSON lines)")
+    p.add_argument("--theme", choices=("dark", "light"), default="dark", help="colour theme")
+    subs["replay"] = p
+
+    return top, subs
+
+
+def parse(argv: Sequence[str]) -> tuple[str, argparse.Namespace]:
+    top, subs = build_parser()
+    if argv and argv[0] in subs:
+        return argv[0], subs[argv[0]].parse_args(list(argv[1:]))
+    return "app", top.parse_args(list(argv))
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command, args = parse(argv)
+    module = importlib.import_module(f".commands.{command}", __package__)
+    try:
+        return int(module.run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

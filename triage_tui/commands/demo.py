@@ -1,0 +1,11 @@
+"""`triage demo`: not built yet (issue #2)."""
+
+from __future__ import annotations
+
+import argparse
+
+from . import fail
+
+
+def run(args: argparse.Namespace) -> int:
+    return fail("`triage demo` is not available yet (issue #2); try `triage report`")

@@ -1,0 +1,1 @@
+"""Hosts: where the collectors run (here, or on a node over SSH)."""

@@ -1,0 +1,98 @@
+"""The watch loop both faces share: collect → observe → diagnose → record, and the timeline.
+
+The app and `triage report` are two views of one Incident; neither wires host, engine and
+recorder itself. Incident is not thread-safe: one worker ticks it at a time (the app runs
+`tick` in a thread worker and posts the result to the UI thread).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Any, Callable, Optional, Protocol, Sequence
+
+from .diagnose.engine import Diagnosis, DiagnosisEngine
+from .host.base import CollectOptions, Host, StackOptions
+from .model.snapshot import Snapshot, Target
+from .model.stacks import StackCapture
+
+
+class Recorder(Protocol):
+    def write_snapshot(self, snapshot: Snapshot) -> None: ...
+    def write_stacks(self, capture: StackCapture) -> None: ...
+    def write_changes(self, at: float, changes: Sequence[str]) -> None: ...
+    def close(self) -> None: ...
+
+
+class Incident:
+    """One incident being watched on one host."""
+
+    def __init__(
+        self,
+        host: Host,
+        target: Target,
+        options: CollectOptions = CollectOptions(),
+        engine: Optional[DiagnosisEngine] = None,
+        recorder: Optional[Recorder] = None,
+        max_timeline: int = 2000,
+    ) -> None:
+        self.host = host
+        self.target = target
+        self.options = options
+        self.engine = engine if engine is not None else DiagnosisEngine()
+        self.recorder = recorder
+        self.timeline: list[Snapshot] = []
+        self.changelog: list[str] = []
+        self.latest_stacks: Optional[StackCapture] = None
+        self.max_timeline = max_timeline
+        self._lock = threading.Lock()
+        self.listeners: list[Callable[[str, Any], None]] = []
+
+    @property
+    def latest(self) -> Optional[Snapshot]:
+        return self.timeline[-1] if self.timeline else None
+
+    def tick(self) -> Snapshot:
+        """Collect one snapshot, run the engine over it, record it; return it."""
+        with self._lock:
+            snapshot = self.host.collect(self.target, self.options)
+            return self._absorb(snapshot)
+
+    def _absorb(self, snapshot: Snapshot) -> Snapshot:
+        diagnosis: Diagnosis = self.engine.update(snapshot, self.latest_stacks)
+        snapshot = dataclasses.replace(
+            snapshot,
+            observations=diagnosis.observations,
+            hypotheses=diagnosis.hypotheses,
+            stacks=self.latest_stacks,
+        )
+        self.timeline.append(snapshot)
+        if len(self.timeline) > self.max_timeline:
+            del self.timeline[: len(self.timeline) - self.max_timeline]
+        self.changelog.extend(diagnosis.changes)
+        if self.recorder is not None:
+            self.recorder.write_snapshot(snapshot)
+            if diagnosis.changes:
+                self.recorder.write_changes(snapshot.taken_at, diagnosis.changes)
+        return snapshot
+
+    def target_pids(self) -> tuple[int, ...]:
+        latest = self.latest
+        return tuple(p.pid for p in latest.processes if not p.exited) if latest else ()
+
+    def capture_stacks(
+        self, pids: Optional[Sequence[int]] = None, options: StackOptions = StackOptions()
+    ) -> StackCapture:
+        """Capture stacks of `pids` (default: the whole target) and keep it as the latest capture."""
+        chosen = tuple(pids) if pids else self.target_pids()
+        capture = self.host.capture_stacks(chosen, options)
+        with self._lock:
+            self.latest_stacks = capture
+            if self.recorder is not None:
+                self.recorder.write_stacks(capture)
+        return capture
+
+    def close(self) -> None:
+        if self.recorder is not None:
+            self.recorder.close()
+        self.host.close()

@@ -1,0 +1,321 @@
+"""The snapshot: everything one refresh saw, as frozen, JSON-serialisable dataclasses.
+
+Collectors fill these; the diagnosis engine reads them; the UI and the command-line faces
+render them. Every figure that could not be read is an `Unavailable` with a reason, never 0.
+Sizes are bytes, times are seconds, timestamps are Unix epoch seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from .stacks import StackCapture
+from .unavailable import Unavailable
+
+SCHEMA_VERSION = 1
+
+Int = Union[int, Unavailable]
+Float = Union[float, Unavailable]
+Str = Union[str, Unavailable]
+
+
+# ---------------------------------------------------------------- target
+@dataclass(frozen=True)
+class TargetRoot:
+    """One root of the watched tree and why it was chosen ("PID 123", "listens on :8000")."""
+
+    pid: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Target:
+    """What is being watched: the user's specs, the roots they resolved to, and how."""
+
+    specs: tuple[str, ...] = ()
+    roots: tuple[TargetRoot, ...] = ()
+    auto_picked: bool = False  # no spec given: candidates were picked (reasons in roots)
+
+
+# ---------------------------------------------------------------- processes
+@dataclass(frozen=True)
+class GpuHolding:
+    """One GPU a process holds, and how much of its memory (from NVML or nvidia-smi)."""
+
+    gpu_index: int
+    used_bytes: Int = Unavailable("not reported")
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    """One process of the target tree. Mirrors `ps -o`, /proc/PID/status and smaps_rollup."""
+
+    pid: int
+    ppid: int
+    name: str
+    cmdline: tuple[str, ...] = ()
+    state: str = "?"  # kernel state letter: R S D Z T t I X
+    thread_states: dict[str, int] = field(default_factory=dict)  # {"R": 1, "S": 40}
+    cpu_percent: Float = Unavailable("first sample")  # over the last interval, 100 = one core
+    cpu_time_s: Float = Unavailable("not read")  # user + system
+    user_time_s: Float = Unavailable("not read")
+    system_time_s: Float = Unavailable("not read")
+    threads: Int = Unavailable("not read")
+    start_time: Float = Unavailable("not read")
+    wchan: Str = Unavailable("not read")
+    ctx_voluntary: Int = Unavailable("not read")
+    ctx_involuntary: Int = Unavailable("not read")
+    ctx_voluntary_delta: Int = Unavailable("first sample")
+    ctx_involuntary_delta: Int = Unavailable("first sample")
+    read_bytes: Int = Unavailable("not read")
+    write_bytes: Int = Unavailable("not read")
+    read_bytes_delta: Int = Unavailable("first sample")
+    write_bytes_delta: Int = Unavailable("first sample")
+    major_faults: Int = Unavailable("not read")
+    major_faults_delta: Int = Unavailable("first sample")
+    num_fds: Int = Unavailable("not read")
+    nspid: tuple[int, ...] = ()  # NSpid: this PID as seen from each nested PID namespace
+    user: Str = Unavailable("not read")
+    # memory, from /proc/PID/status every tick
+    rss_bytes: Int = Unavailable("not read")
+    rss_anon_bytes: Int = Unavailable("not read")
+    rss_file_bytes: Int = Unavailable("not read")
+    rss_shmem_bytes: Int = Unavailable("not read")
+    vms_bytes: Int = Unavailable("not read")
+    # memory, from smaps_rollup on a budget; pss_age_s says how old the figure is
+    pss_bytes: Int = Unavailable("not read yet")
+    uss_bytes: Int = Unavailable("not read yet")
+    swap_bytes: Int = Unavailable("not read yet")
+    pss_age_s: Float = Unavailable("not read yet")
+    gpus: tuple[GpuHolding, ...] = ()
+    exited: bool = False  # vanished during this read; the row stays so it can be explained
+    error: Optional[Unavailable] = None  # whole-row problem (access denied, vanished mid-read)
+
+
+@dataclass(frozen=True)
+class ExitedProcess:
+    """A process of the tree that was seen before and is gone now."""
+
+    pid: int
+    name: str
+    cmdline: tuple[str, ...] = ()
+    last_seen: float = 0.0
+    exit_code: Int = Unavailable("not our child: exit status unknown")
+
+
+# ---------------------------------------------------------------- memory
+@dataclass(frozen=True)
+class SystemMemory:
+    """What `free -b` prints, from /proc/meminfo."""
+
+    total_bytes: Int = Unavailable("not read")
+    used_bytes: Int = Unavailable("not read")
+    free_bytes: Int = Unavailable("not read")
+    available_bytes: Int = Unavailable("not read")
+    buff_cache_bytes: Int = Unavailable("not read")
+    shared_bytes: Int = Unavailable("not read")
+    swap_total_bytes: Int = Unavailable("not read")
+    swap_used_bytes: Int = Unavailable("not read")
+
+
+@dataclass(frozen=True)
+class CgroupMemory:
+    """The target's memory cgroup: memory.current / memory.max (v2) or usage / limit (v1)."""
+
+    path: Str = Unavailable("not read")
+    version: Int = Unavailable("not read")  # 1 or 2
+    current_bytes: Int = Unavailable("not read")
+    max_bytes: Union[int, None, Unavailable] = Unavailable("not read")  # None: no limit ("max")
+    oom_kills: Int = Unavailable("not read")
+
+
+@dataclass(frozen=True)
+class TargetMemory:
+    """Sums over the target tree: the figures that tell the RSS illusion from real pressure."""
+
+    processes: int = 0
+    rss_sum_bytes: Int = Unavailable("not read")
+    pss_sum_bytes: Int = Unavailable("not read yet")
+    uss_sum_bytes: Int = Unavailable("not read yet")
+    anon_sum_bytes: Int = Unavailable("not read")
+    file_sum_bytes: Int = Unavailable("not read")
+    shmem_sum_bytes: Int = Unavailable("not read")
+    pss_covered: int = 0  # how many processes have a PSS figure in pss_sum_bytes
+
+
+@dataclass(frozen=True)
+class MemoryReport:
+    system: SystemMemory = field(default_factory=SystemMemory)
+    cgroup: CgroupMemory = field(default_factory=CgroupMemory)
+    target: TargetMemory = field(default_factory=TargetMemory)
+    smaps_budget_ms: float = 100.0
+    smaps_spent_ms: float = 0.0  # measured time spent in smaps_rollup reads this tick
+
+
+# ---------------------------------------------------------------- logs
+@dataclass(frozen=True)
+class LogLine:
+    text: str
+    seen_at: float  # when triage read it
+    level: str = "info"  # info | warning | error | traceback
+
+
+@dataclass(frozen=True)
+class LogTail:
+    """One followed log file: its last lines and how long it has been silent."""
+
+    path: str
+    source: str = "--log"  # "--log" or "stdout of PID 123" / "stderr of PID 123"
+    lines: tuple[LogLine, ...] = ()
+    partial: str = ""  # bytes after the last newline (a progress bar in flight), decoded
+    size_bytes: Int = Unavailable("not read")
+    seconds_since_last_byte: Float = Unavailable("nothing read yet")
+    last_byte_at: Float = Unavailable("nothing read yet")
+    error: Optional[Unavailable] = None
+
+
+# ---------------------------------------------------------------- ports
+@dataclass(frozen=True)
+class ListeningSocket:
+    pid: int
+    address: str
+    port: int
+    family: str = "tcp"  # tcp or tcp6
+
+
+@dataclass(frozen=True)
+class PortProbe:
+    """What a connection to the port gets on one address: accepted, refused, timed out, error."""
+
+    port: int
+    address: str
+    result: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class PortReport:
+    listening: tuple[ListeningSocket, ...] = ()  # sockets the tree listens on
+    probes: tuple[PortProbe, ...] = ()  # for a :PORT target or --port
+    error: Optional[Unavailable] = None
+
+
+# ---------------------------------------------------------------- gpus
+@dataclass(frozen=True)
+class GpuProcess:
+    pid: int  # as NVML reports it (host PID namespace)
+    local_pid: Optional[int] = None  # mapped through NSpid into ours; None: maps to nothing here
+    used_bytes: Int = Unavailable("not reported")
+    kind: str = "compute"  # compute | graphics
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class GpuDevice:
+    index: int
+    name: Str = Unavailable("not read")
+    uuid: Str = Unavailable("not read")
+    pci_bus_id: Str = Unavailable("not read")
+    memory_total_bytes: Int = Unavailable("not read")
+    memory_used_bytes: Int = Unavailable("not read")
+    memory_free_bytes: Int = Unavailable("not read")
+    memory_reserved_bytes: Int = Unavailable("not read")
+    utilization_gpu_percent: Int = Unavailable("not read")
+    utilization_memory_percent: Int = Unavailable("not read")
+    temperature_c: Int = Unavailable("not read")
+    power_draw_w: Float = Unavailable("not read")
+    power_limit_w: Float = Unavailable("not read")
+    processes: tuple[GpuProcess, ...] = ()
+    lost: bool = False
+    error: Optional[Unavailable] = None
+
+
+@dataclass(frozen=True)
+class GpuReport:
+    """All GPUs of the host, or the one line that says why there are none to show."""
+
+    source: str = "none"  # nvml | nvidia-smi | none
+    driver_version: Str = Unavailable("not read")
+    cuda_driver_version: Str = Unavailable("not read")
+    devices: tuple[GpuDevice, ...] = ()
+    error: Optional[Unavailable] = None  # no driver, no library, version mismatch, timed out
+
+
+# ---------------------------------------------------------------- kernel
+@dataclass(frozen=True)
+class KernelEvent:
+    """An OOM-killer or segfault line from the kernel log that names a PID of the tree."""
+
+    kind: str  # oom-kill | segfault | other
+    pid: Optional[int]
+    text: str
+    at: Float = Unavailable("no timestamp")
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    events: tuple[KernelEvent, ...] = ()
+    error: Optional[Unavailable] = None
+
+
+# ---------------------------------------------------------------- diagnosis
+@dataclass(frozen=True)
+class Observation:
+    """A fact derived from the history of snapshots: what, since when, from where, figures."""
+
+    id: str  # stable kind, e.g. "all-idle", "log-silent", "rss-illusion"
+    text: str  # one line a person reads
+    source: str  # processes | memory | logs | ports | gpus | stacks | kernel | pasted
+    at: float
+    figures: dict[str, Union[float, int, str]] = field(default_factory=dict)
+    pids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    id: str  # from the vocabulary: deadlock, collective-hang, oom, rss-illusion, ...
+    title: str
+    status: str  # likely | possible | unlikely | ruled out
+    score: float
+    for_: tuple[str, ...] = ()  # observation texts for it ("for" in JSON via the report face)
+    against: tuple[str, ...] = ()
+    next_check: str = ""
+
+
+# ---------------------------------------------------------------- sources
+@dataclass(frozen=True)
+class SourceStatus:
+    """How one source fared this tick: ok, stale (slow, last value kept) or failing."""
+
+    name: str
+    status: str = "ok"
+    duration_ms: float = 0.0
+    detail: str = ""
+
+
+# ---------------------------------------------------------------- the snapshot
+@dataclass(frozen=True)
+class Snapshot:
+    schema_version: int = SCHEMA_VERSION
+    host: str = ""
+    taken_at: float = 0.0
+    interval_s: float = 0.0
+    target: Target = field(default_factory=Target)
+    processes: tuple[ProcessInfo, ...] = ()
+    exited: tuple[ExitedProcess, ...] = ()
+    memory: MemoryReport = field(default_factory=MemoryReport)
+    logs: tuple[LogTail, ...] = ()
+    ports: PortReport = field(default_factory=PortReport)
+    gpus: GpuReport = field(default_factory=GpuReport)
+    kernel: KernelReport = field(default_factory=KernelReport)
+    observations: tuple[Observation, ...] = ()
+    hypotheses: tuple[Hypothesis, ...] = ()
+    stacks: Optional[StackCapture] = None  # the latest capture, when one was taken
+    sources: tuple[SourceStatus, ...] = ()
+
+    def process(self, pid: int) -> Optional[ProcessInfo]:
+        for p in self.processes:
+            if p.pid == pid:
+                return p
+        return None
