@@ -51,7 +51,7 @@ def test_states_of_the_stuck_tree(incident_tree: dict[str, Any], two_ticks: tupl
     assert rows[incident_tree["zombie"]].state == "Z"
     assert rows[incident_tree["stopped"]].state == "T"
     busy = rows[incident_tree["busy"]]
-    assert busy.state == "R" and busy.thread_states.get("R") == 1  # its Queue feeder thread sleeps
+    assert busy.state == "R" and busy.thread_states.get("R", 0) >= 1
 
 
 def test_every_field_is_filled_for_a_live_process(incident_tree: dict[str, Any],
