@@ -213,6 +213,12 @@ class SmapsReader:
         self._thread = threading.Thread(target=self._run, name="triage-smaps", daemon=True)
         self._thread.start()
 
+    @classmethod
+    def refresh_period_s(cls, rss_bytes: int, cost_ms: float, budget_ms: float, interval_s: float) -> float:
+        """How long a figure stays good: one tick, stretched by RSS (per GiB) and by read cost."""
+        factor = max(1.0, rss_bytes / cls.BIG_RSS, 4 * cost_ms / max(budget_ms, 1e-6))
+        return min(cls.MAX_REFRESH_S, interval_s * factor)
+
     def submit(self, rss_by_pid: dict[int, int], budget_ms: float = 100.0, interval_s: float = 2.0) -> None:
         with self._wake:
             self._pending = (dict(rss_by_pid), budget_ms, interval_s)
@@ -270,10 +276,11 @@ class SmapsReader:
                 break
             figure = read_smaps_rollup(pid)
             spent += figure.cost_ms
-            factor = max(1.0, rss_by_pid.get(pid, 0) / self.BIG_RSS, 4 * figure.cost_ms / max(budget_ms, 1e-3))
+            period = self.refresh_period_s(rss_by_pid.get(pid, 0), figure.cost_ms, budget_ms, interval_s)
             with self._lock:
                 self._figures[pid] = figure
-                self._due_at[pid] = time.monotonic() + min(self.MAX_REFRESH_S, interval_s * factor) - interval_s / 2
+                # half a tick early, so a period of one tick means "every tick" despite jitter
+                self._due_at[pid] = time.monotonic() + period - interval_s / 2
         self.spent_ms = spent
 
 
