@@ -210,6 +210,7 @@ class SmapsReader:
         self._busy = False
         self._closed = False
         self.spent_ms = 0.0  # time spent in reads during the last completed batch
+        self.reading: Optional[tuple[int, float]] = None  # (PID, monotonic start) of the read in flight
         self._thread = threading.Thread(target=self._run, name="triage-smaps", daemon=True)
         self._thread.start()
 
@@ -238,6 +239,14 @@ class SmapsReader:
                     return False
                 self._wake.wait(left)
         return True
+
+    def blocked_read(self, longer_than_s: float = 5.0) -> Optional[tuple[int, float]]:
+        """(PID, seconds) when one smaps_rollup read has been stuck longer than `longer_than_s`."""
+        reading = self.reading
+        if reading is None:
+            return None
+        held = time.monotonic() - reading[1]
+        return (reading[0], held) if held > longer_than_s else None
 
     def close(self) -> None:
         with self._wake:
@@ -274,7 +283,9 @@ class SmapsReader:
         for pid in never + due:
             if spent >= budget_ms or self._closed:
                 break
-            figure = read_smaps_rollup(pid)
+            self.reading = (pid, time.monotonic())
+            figure = read_smaps_rollup(pid)  # may block on the target's mm lock: that is why it is here
+            self.reading = None
             spent += figure.cost_ms
             period = self.refresh_period_s(rss_by_pid.get(pid, 0), figure.cost_ms, budget_ms, interval_s)
             with self._lock:

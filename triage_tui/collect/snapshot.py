@@ -139,4 +139,10 @@ class SnapshotCollector:
                 report = dataclasses.replace(report, cgroup=cgroup)
             return out, report
 
-        return self._run("memory", statuses, (processes, MemoryReport()), read)
+        result = self._run("memory", statuses, (processes, MemoryReport()), read)
+        blocked = self.smaps.blocked_read()
+        if blocked is not None:  # PSS figures keep their (growing) ages; say why they are not refreshed
+            statuses.append(SourceStatus("smaps", "stale", 0.0,
+                                         f"smaps_rollup of PID {blocked[0]} blocked for {blocked[1]:.0f} s "
+                                         "(its mm lock is held: a process stuck in D state?)"))
+        return result
