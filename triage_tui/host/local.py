@@ -27,18 +27,17 @@ class LocalHost:
         self.name = socket.gethostname()
         self._collector = SnapshotCollector(self.name, logs=logs, gpus=gpus, join_gpus=join_gpus)
         self._gpu_pids = tuple(gpu_pids or ())
-        self._gpus = gpus
 
     def resolve(self, specs: Sequence[str], port: Optional[int] = None) -> Target:
         gpu_pids = self._gpu_pids
-        if not specs and not gpu_pids and self._gpus is not None:
+        if not specs and not gpu_pids and self._collector.gpus is not None:
             gpu_pids = self._gpu_holders()
         return resolve_targets(specs, port=port, gpu_pids=gpu_pids)
 
     def _gpu_holders(self) -> tuple[int, ...]:
         """PIDs (in our namespace) that hold a GPU: the first candidates when no TARGET is given."""
         try:
-            report = self._gpus()  # type: ignore[misc]
+            report = self._collector.gpus()  # type: ignore[misc]
         except Exception:  # noqa: BLE001 - no GPUs to go by: fall back to memory/CPU candidates
             return ()
         return tuple(p.local_pid if p.local_pid is not None else p.pid
