@@ -17,7 +17,7 @@ def test_resolve_collect_and_close(incident_tree: dict[str, Any]) -> None:
         snapshot = host.collect(target, CollectOptions(port=incident_tree["port"]))
         assert host.name and snapshot.host == host.name
         assert {p.pid for p in snapshot.processes} >= {incident_tree["launcher"], *incident_tree["workers"]}
-        assert snapshot.logs == () and "not available" in snapshot.gpus.error.reason  # type: ignore[union-attr]
+        assert any(s.name == "processes" and s.status == "ok" for s in snapshot.sources)
         capture = host.capture_stacks([incident_tree["launcher"]], StackOptions(timeout_s=5))
         assert capture.pids == (incident_tree["launcher"],)
     finally:
