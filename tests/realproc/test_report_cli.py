@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -92,3 +93,28 @@ def test_demo_report_shows_the_incident_and_cleans_up() -> None:
     assert "**refused**" in out
     _, alive = psutil.wait_procs([psutil.Process(p) for p in [launcher, *workers] if psutil.pid_exists(p)], timeout=30)
     assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
+
+
+def test_sigterm_to_triage_demo_removes_the_demo() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "triage_tui", "demo", "--report", "--workers", "2", "--weights-mb", "4",
+         "--duration", "600", "--interval", "0.5"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
+    try:
+        announced = proc.stderr.readline()  # printed once the demo is READY
+        launcher = int(re.search(r"launcher PID (\d+)", announced).group(1))
+        workers = [int(x) for x in re.search(r"\(PIDs ([\d, ]+)\)", announced).group(1).split(", ")]
+        log_path = re.search(r"log (\S+);", announced).group(1)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        assert proc.returncode != 0
+        _, alive = psutil.wait_procs([psutil.Process(p) for p in [launcher, *workers] if psutil.pid_exists(p)],
+                                     timeout=30)
+        assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []
+        assert not os.path.exists(os.path.dirname(log_path))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stderr.close()

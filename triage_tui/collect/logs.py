@@ -27,7 +27,8 @@ START_BYTES = 64 * 1024  # on first open, read at most this much from the end
 MAX_LINES = 200  # ring of recent lines kept per file
 MAX_LINE_BYTES = 4096  # longer lines are cut, with a marker saying how much
 MAX_READ_BYTES = 4 * 1024 * 1024  # per poll: a log that floods is skipped ahead, with a marker
-MAX_DISCOVERED = 16  # stdout/stderr files followed per target
+MAX_DISCOVERED = 16  # stdout/stderr files discovered per tick
+MAX_FOLLOWED = 32  # files followed for the life of an incident (a tree that churns logs stays bounded)
 
 # (pattern, level), first match wins. Tracebacks are also tracked across lines (see _Classifier).
 LEVEL_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
@@ -320,7 +321,7 @@ class LogsCollector:
             wanted += discover_log_paths(processes, self.proc_root)
         for path, source in wanted:
             key = os.path.abspath(path)
-            if key not in self._followers:
+            if key not in self._followers and (source == "--log" or len(self._followers) < MAX_FOLLOWED):
                 self._followers[key] = LogFollower(path, source=source, clock=self.clock)
         return tuple(follower.poll() for follower in self._followers.values())
 
