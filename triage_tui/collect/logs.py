@@ -96,12 +96,12 @@ def _decode(raw: bytes) -> str:
 def unreadable_reason(exc: OSError, path: str) -> Unavailable:
     """A reason and a hint a person can act on, for a log that cannot be read."""
     if isinstance(exc, FileNotFoundError):
-        return Unavailable(f"no such file: {path}", "check the path; `ls -l /proc/PID/fd/1` shows where stdout goes")
+        return Unavailable("no such file", "check the path; `ls -l /proc/PID/fd/1` shows where stdout goes")
     if isinstance(exc, IsADirectoryError):
-        return Unavailable(f"is a directory: {path}", "give the log file inside it")
+        return Unavailable("is a directory", "give the log file inside it")
     if isinstance(exc, PermissionError):
-        return Unavailable(f"permission denied: {path}", "run triage as root or as the log's owner")
-    return Unavailable(f"cannot read {path}: {exc.strerror or exc}", "")
+        return Unavailable("permission denied", "run triage as root or as the log's owner")
+    return Unavailable(f"cannot read: {exc.strerror or exc}", "")
 
 
 def check_log_readable(path: str) -> Optional[Unavailable]:
@@ -109,7 +109,7 @@ def check_log_readable(path: str) -> Optional[Unavailable]:
     try:
         with open(path, "rb") as f:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                return Unavailable(f"not a regular file: {path}", "give a log file, not a pipe or device")
+                return Unavailable("not a regular file", "give a log file, not a pipe or device")
             f.read(1)
     except OSError as exc:
         return unreadable_reason(exc, path)

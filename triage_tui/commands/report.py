@@ -11,14 +11,13 @@ import argparse
 import dataclasses
 import sys
 import time
-from typing import Optional
+from typing import Optional, TextIO
 
 from ..collect.logs import LogsCollector, check_log_readable
-from ..host.base import CollectOptions, TargetError
+from ..host.base import CollectOptions, Host, TargetError
 from ..incident import Incident
 from ..model.codec import to_json
 from ..model.snapshot import Snapshot
-from ..render.figures import unavailable_text
 from ..render.markdown import render_report_markdown, sorted_hypotheses
 from . import fail
 
@@ -68,7 +67,7 @@ def report_json(snapshot: Snapshot) -> str:
     return to_json(ranked, indent=2)
 
 
-def make_host(args: argparse.Namespace):  # -> Host
+def make_host(args: argparse.Namespace) -> Host:
     """The host to watch: this machine (the ssh part adds --ssh)."""
     from ..host.local import LocalHost
 
@@ -76,14 +75,14 @@ def make_host(args: argparse.Namespace):  # -> Host
 
 
 def run_report(
-    args: argparse.Namespace, targets: list[str], logs: list[str], port: Optional[int], out=None
+    args: argparse.Namespace, targets: list[str], logs: list[str], port: Optional[int], out: Optional[TextIO] = None,
 ) -> int:
     """Shared by `triage report` and `triage demo --report`."""
     out = out if out is not None else sys.stdout
     for path in logs:
         problem = check_log_readable(path)
         if problem is not None:
-            return fail(f"cannot read --log {path}: {unavailable_text(problem)}")
+            return fail(f"cannot read --log {path}: {problem.reason}" + (f" ({problem.hint})" if problem.hint else ""))
     host = make_host(args)
     try:
         try:
