@@ -81,6 +81,7 @@ class GpuCollector:
         self._nvml: Any = None  # the pynvml module once initialised
         self._init_failed: Optional[tuple[float, BaseException]] = None
         self._last: dict[int, GpuDevice] = {}  # last fresh read of each GPU, for stale reports
+        self._count = 0  # GPUs the last poll counted
         self._identity: dict[int, tuple[Any, Any, Any]] = {}  # name, uuid, pci: shown for a lost GPU
         self._deadline = 0.0
 
@@ -165,6 +166,7 @@ class GpuCollector:
         except (NvmlCallError, NvmlTimeout, NvmlBusy) as exc:
             return GpuReport(source="nvml", driver_version=driver, cuda_driver_version=cuda,
                              error=global_unavailable(exc))
+        self._count = count
         mapper = GpuPidMapper(self.proc_root)
         devices = []
         error: Optional[Unavailable] = None
@@ -199,7 +201,7 @@ class GpuCollector:
 
     def _stale_report(self, call: str, since: float) -> GpuReport:
         at = time.strftime("%H:%M:%S", time.localtime(since))
-        devices = tuple(self._stale_device(i, call, since) for i in sorted(self._last))
+        devices = tuple(self._stale_device(i, call, since) for i in range(self._count))
         return GpuReport(
             source="nvml", devices=devices,
             error=Unavailable(f"stale: NVML call {call} has not returned since {at}; figures are the last good read",
@@ -357,3 +359,11 @@ def join_gpus_to_processes(processes: tuple[ProcessInfo, ...], report: GpuReport
         holdings = tuple(GpuHolding(gpu_index=i, used_bytes=per_gpu[i]) for i in sorted(per_gpu))
         out.append(dataclasses.replace(p, gpus=holdings))
     return tuple(out)
+
+
+def local_gpu_collector(call_timeout_s: float = 2.0, poll_budget_s: float = 5.0) -> GpuCollector:
+    """The collector LocalHost uses: NVML, with nvidia-smi where the binding cannot load."""
+    from .gpu_smi import NvidiaSmiCollector  # noqa: PLC0415 - only this factory needs it
+
+    return GpuCollector(call_timeout_s=call_timeout_s, poll_budget_s=poll_budget_s,
+                        fallback=NvidiaSmiCollector(timeout_s=poll_budget_s))

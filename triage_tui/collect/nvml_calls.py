@@ -79,6 +79,7 @@ class NvmlCallThread:
     def __init__(self) -> None:
         self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
         self._stuck: Optional[_Job] = None
         self._thread: Optional[threading.Thread] = None
 
@@ -102,11 +103,17 @@ class NvmlCallThread:
                 job.done = True
                 if self._stuck is job:
                     self._stuck = None
+                    self._idle.notify_all()
 
     def stuck(self) -> Optional[tuple[str, float]]:
         """(call name, when it started) of the call still blocked after its timeout, if any."""
         with self._lock:
             return (self._stuck.name, self._stuck.started) if self._stuck is not None else None
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        """Wait until no call is stuck (for shutdown and tests); False if one still is."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._stuck is None, timeout=timeout_s)
 
     def run(self, name: str, fn: Callable[..., Any], *args: Any, timeout_s: float, **kwargs: Any) -> Any:
         """fn(*args) on the worker; its result, its exception, NvmlTimeout or NvmlBusy."""
