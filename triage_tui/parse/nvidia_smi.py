@@ -61,15 +61,15 @@ def _string(raw: str) -> Figure:
     return missing if missing is not None else raw.strip()
 
 
-def _csv_rows(text: str, width: int, what: str) -> list[list[str]]:
+def _csv_rows(text: str, width: int, what: str, glue_at: Optional[int] = None) -> list[list[str]]:
     rows = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         cells = [c.strip() for c in line.split(",")]
-        if len(cells) > width:  # a GPU name with a comma in it: glue the surplus back into field 1
+        if len(cells) > width and glue_at is not None:  # a GPU name with a comma in it: glue it back
             extra = len(cells) - width
-            cells = [cells[0], ",".join(cells[1 : 2 + extra])] + cells[2 + extra :]
+            cells = cells[:glue_at] + [", ".join(cells[glue_at : glue_at + 1 + extra])] + cells[glue_at + 1 + extra :]
         if len(cells) != width:
             raise NvidiaSmiParseError(f"{what} line {number}: expected {width} fields, got {len(cells)}: {line.strip()[:80]!r}")
         rows.append(cells)
@@ -79,7 +79,8 @@ def _csv_rows(text: str, width: int, what: str) -> list[list[str]]:
 def parse_query_gpu_csv(text: str, fields: tuple[str, ...] = QUERY_GPU_FIELDS) -> tuple[GpuDevice, ...]:
     """`nvidia-smi --query-gpu=<fields> --format=csv,noheader,nounits` → devices (no processes)."""
     devices = []
-    for number, cells in enumerate(_csv_rows(text, len(fields), "query-gpu"), 1):
+    glue_at = fields.index("name") if "name" in fields else None
+    for number, cells in enumerate(_csv_rows(text, len(fields), "query-gpu", glue_at), 1):
         row = dict(zip(fields, cells, strict=True))
         index = _number(row.get("index", str(number - 1)))
         if not isinstance(index, int):
@@ -147,8 +148,9 @@ def _stats(cells: list[str], device: GpuDevice) -> GpuDevice:
     first = cells[0].split()  # Fan Temp Perf Pwr:Usage/Cap, in every layout
     temp: Figure = _number(first[1]) if len(first) > 1 else Unavailable("not in the table")
     power = _POWER.search(cells[0])
-    draw: Figure = _number(power.group(1), as_int=False) if power else Unavailable("not in the table")
-    limit: Figure = _number(power.group(2), as_int=False) if power else Unavailable("not in the table")
+    no_power = _missing("[Not Supported]") if "Not Supported" in cells[0] else Unavailable("not in the table")
+    draw: Figure = _number(power.group(1), as_int=False) if power else no_power
+    limit: Figure = _number(power.group(2), as_int=False) if power else no_power
     memory = _MEMORY.search(cells[1]) if len(cells) > 1 else None
     used: Figure = _number(memory.group(1), MIB) if memory else Unavailable("not in the table")
     total: Figure = _number(memory.group(2), MIB) if memory else Unavailable("not in the table")
