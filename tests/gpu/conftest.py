@@ -31,6 +31,7 @@ RESERVED_MIB = 535
 class FakeDriver:
     lib_dir: Path  # a current driver
     old_lib_dir: Path  # a pre-510 driver: no _v3 process calls, no memory _v2
+    ancient_lib_dir: Path  # no _v2 process calls either
     empty_dir: Path  # no library at all
 
 
@@ -48,9 +49,10 @@ def fake_driver(tmp_path_factory: pytest.TempPathFactory) -> FakeDriver:
     if shutil.which("gcc") is None:
         pytest.fail("gcc is needed to build the fake libnvidia-ml (scripts/test.sh installs it)")
     root = tmp_path_factory.mktemp("fake-nvml")
-    driver = FakeDriver(root / "current", root / "old", root / "empty")
+    driver = FakeDriver(root / "current", root / "old", root / "ancient", root / "empty")
     _build(driver.lib_dir)
     _build(driver.old_lib_dir, "-DFAKE_OLD_DRIVER")
+    _build(driver.ancient_lib_dir, "-DFAKE_OLD_DRIVER", "-DFAKE_ANCIENT_DRIVER")
     driver.empty_dir.mkdir()
     return driver
 
@@ -127,7 +129,8 @@ def scenario(fake_driver: FakeDriver, gpu_state: GpuState) -> Iterator[Callable[
 
     def start(lib: str = "current", timeout_s: float = 2.0, budget_s: float = 5.0, with_smi: bool = False,
               path_dirs: tuple[Path, ...] = (), init_retry_s: float = 10.0) -> Scenario:
-        lib_dir = {"current": fake_driver.lib_dir, "old": fake_driver.old_lib_dir, "none": fake_driver.empty_dir}[lib]
+        lib_dir = {"current": fake_driver.lib_dir, "old": fake_driver.old_lib_dir,
+                   "ancient": fake_driver.ancient_lib_dir, "none": fake_driver.empty_dir}[lib]
         env = {**os.environ, "LD_LIBRARY_PATH": str(lib_dir), "FAKE_NVML_STATE": str(gpu_state.path),
                "PYTHONPATH": str(REPO)}
         if path_dirs:

@@ -22,6 +22,8 @@
  *   gpu I hang CALL FLAGFILE        CALL blocks while FLAGFILE exists
  *
  * Built with -DFAKE_OLD_DRIVER it is a pre-510 driver: no _v3 process calls and no memory _v2.
+ * Adding -DFAKE_ANCIENT_DRIVER also drops the _v2 process calls (drivers before about R450; the
+ * binding has no wrapper for the original unversioned call with its 16-byte struct).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -398,8 +400,10 @@ static int running_processes(void *h, int graphics, unsigned *count, struct proc
     *count = k;
     return OK;
 }
+#ifndef FAKE_ANCIENT_DRIVER
 int nvmlDeviceGetComputeRunningProcesses_v2(void *h, unsigned *c, struct process_info *p) { return running_processes(h, 0, c, p); }
 int nvmlDeviceGetGraphicsRunningProcesses_v2(void *h, unsigned *c, struct process_info *p) { return running_processes(h, 1, c, p); }
+#endif
 #ifndef FAKE_OLD_DRIVER
 int nvmlDeviceGetComputeRunningProcesses_v3(void *h, unsigned *c, struct process_info *p) { return running_processes(h, 0, c, p); }
 int nvmlDeviceGetGraphicsRunningProcesses_v3(void *h, unsigned *c, struct process_info *p) { return running_processes(h, 1, c, p); }

@@ -154,3 +154,16 @@ def test_table_cut_after_a_gpu_first_line() -> None:
 def test_table_garbage_lines_between_rows_are_ignored() -> None:
     text = table("smi_table_525.txt").replace("|===", "| garbage | here |\n|===", 1)
     assert [d.index for d in parse_nvidia_smi_table(text).devices] == [0, 1]
+
+
+def test_report_from_csv_for_a_remote_node_leaves_pids_unmapped() -> None:
+    from triage_tui.parse.nvidia_smi import gpu_report_from_csv
+
+    gpu_csv = "0, A100, GPU-a, 0000:01:00.0, 81920, 76017, 5903, 0, 0, 33, 61.0, 400.0, 535.104.05\n"
+    report = gpu_report_from_csv(gpu_csv, "GPU-a, 46433, 76014\nGPU-zzz, 9, 1\n")
+    assert report.source == "nvidia-smi" and report.driver_version == "535.104.05"
+    (d,) = report.devices
+    assert [(p.pid, p.local_pid) for p in d.processes] == [(46433, None)]
+    broken = gpu_report_from_csv(gpu_csv, "garbage\n")
+    assert broken.devices[0].error is not None and "processes: unexpected" in broken.devices[0].error.reason
+    assert gpu_report_from_csv("nonsense", None).error is not None

@@ -74,13 +74,19 @@ def test_power_not_supported_is_said_not_zero(scenario, gpu_state, workers) -> N
 def test_lost_gpu_in_either_shape_while_the_others_report(shape, scenario, gpu_state, workers) -> None:
     pids = workers(4)
     gpu_state.write(incident_state(pids, extra=f"gpu 2 fail {shape} 15\n"))
-    report = scenario().poll()
+    sc = scenario()
+    report = sc.poll()
     assert report.error is None
     lost = report.devices[2]
     assert lost.lost and lost.error is not None and "GPU is lost" in lost.error.reason
     assert isinstance(lost.memory_used_bytes, Unavailable)
     for i in (0, 1, 3):
         assert not report.devices[i].lost and report.devices[i].memory_used_bytes == USED_MIB * MIB
+    # the others keep updating on the next poll
+    gpu_state.write(incident_state(pids, util=100, extra=f"gpu 2 fail {shape} 15\n"))
+    again = sc.poll()
+    assert again.devices[2].lost
+    assert [again.devices[i].utilization_gpu_percent for i in (0, 1, 3)] == [100, 100, 100]
 
 
 def test_a_gpu_lost_after_it_was_seen_keeps_its_name(scenario, gpu_state, workers) -> None:
@@ -173,6 +179,16 @@ def test_pre_510_driver_falls_back_to_v1_memory_and_v2_process_calls(scenario, g
     assert device.memory_used_bytes == (USED_MIB + RESERVED_MIB) * MIB
     assert isinstance(device.memory_reserved_bytes, Unavailable)
     assert [p.pid for p in device.processes] == [pids[0]] and device.error is None
+
+
+def test_driver_without_any_usable_process_call_says_so(scenario, gpu_state, workers) -> None:
+    pids = workers(1)
+    gpu_state.write(incident_state(pids))
+    missing = OLD_DRIVER_MISSING | {"nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetGraphicsRunningProcesses_v2"}
+    device = scenario(lib="ancient").poll(allow_missing=missing).devices[0]
+    assert device.processes == ()  # an empty list that must not read as "nothing holds this GPU":
+    assert device.error is not None and "compute processes: not in this driver" in device.error.reason
+    assert device.memory_used_bytes == (USED_MIB + RESERVED_MIB) * MIB
 
 
 def test_old_driver_missing_functions_are_recorded_once(scenario, gpu_state, workers) -> None:

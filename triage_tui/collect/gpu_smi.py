@@ -10,7 +10,6 @@ report says so, so stuck processes never pile up.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import subprocess
@@ -18,14 +17,8 @@ import time
 from typing import Optional
 
 from ..model import Unavailable
-from ..model.snapshot import GpuProcess, GpuReport
-from ..parse.nvidia_smi import (
-    COMPUTE_APPS_ARGS,
-    QUERY_GPU_ARGS,
-    NvidiaSmiParseError,
-    parse_compute_apps_csv,
-    parse_query_gpu_csv,
-)
+from ..model.snapshot import GpuReport
+from ..parse.nvidia_smi import COMPUTE_APPS_ARGS, QUERY_GPU_ARGS, gpu_report_from_csv
 from .gpu_pids import GpuPidMapper
 
 SMI_HINT = "a sick GPU or driver can block nvidia-smi; check `dmesg` for Xid errors"
@@ -76,43 +69,13 @@ class NvidiaSmiCollector:
     def __call__(self) -> GpuReport:
         try:
             gpu_text = self._run(QUERY_GPU_ARGS)
-            devices = parse_query_gpu_csv(gpu_text)
         except _SmiFailed as failed:
             return GpuReport(source="nvidia-smi", error=failed.why)
-        except NvidiaSmiParseError as exc:
-            return GpuReport(source="nvidia-smi", error=Unavailable(f"unexpected nvidia-smi output: {exc}"))
-        driver = next((d for d in _driver_versions(gpu_text)), Unavailable("not reported"))
+        apps_text: Optional[str] = None
         apps_error: Optional[Unavailable] = None
         try:
-            apps = parse_compute_apps_csv(self._run(COMPUTE_APPS_ARGS))
+            apps_text = self._run(COMPUTE_APPS_ARGS)
         except _SmiFailed as failed:
-            apps, apps_error = (), failed.why
-        except NvidiaSmiParseError as exc:
-            apps, apps_error = (), Unavailable(f"unexpected nvidia-smi output: {exc}")
+            apps_error = failed.why
         mapper = GpuPidMapper(self.proc_root)
-        by_uuid: dict[str, list[GpuProcess]] = {}
-        for uuid, process in apps:
-            by_uuid.setdefault(uuid, []).append(dataclasses.replace(process, local_pid=mapper.local_pid(process.pid)))
-        now = time.time()
-        # Unavailable is falsy by design: test against None, never with `or`
-        processes_error = None if apps_error is None else Unavailable(f"processes: {apps_error.reason}", apps_error.hint)
-        devices = tuple(
-            dataclasses.replace(
-                d, processes=tuple(by_uuid.get(d.uuid, ())) if isinstance(d.uuid, str) else (),
-                error=d.error if d.error is not None else processes_error,
-                read_at=now,
-            )
-            for d in devices
-        )
-        return GpuReport(source="nvidia-smi", driver_version=driver,
-                         cuda_driver_version=Unavailable("nvidia-smi's CSV query does not report it"), devices=devices)
-
-
-def _driver_versions(gpu_text: str) -> list[str]:
-    """driver_version is the last query field; every row repeats it."""
-    out = []
-    for line in gpu_text.splitlines():
-        cells = [c.strip() for c in line.split(",")]
-        if cells and cells[-1] and cells[-1][0].isdigit():
-            out.append(cells[-1])
-    return out
+        return gpu_report_from_csv(gpu_text, apps_text, mapper.local_pid, apps_error, read_at=time.time())

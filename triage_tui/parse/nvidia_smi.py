@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from typing import Optional, Union
 
 from ..model import Unavailable
@@ -120,6 +121,48 @@ def parse_compute_apps_csv(text: str, fields: tuple[str, ...] = COMPUTE_APPS_FIE
             name=row.get("process_name", "") or row.get("name", ""),
         )))
     return tuple(out)
+
+
+def gpu_report_from_csv(
+    gpu_text: str,
+    apps_text: Optional[str],
+    local_pid: Callable[[int], Optional[int]] = lambda pid: None,
+    apps_error: Optional[Unavailable] = None,
+    read_at: Optional[float] = None,
+) -> GpuReport:
+    """The two CSV queries' output as one report (the agentless SSH path and the local fallback).
+
+    `local_pid` maps the reported (root namespace) PIDs; remotely there is nothing to map them
+    with, so they stay unmapped. `apps_text` None: the process query failed (`apps_error` says why).
+    """
+    try:
+        devices = parse_query_gpu_csv(gpu_text)
+    except NvidiaSmiParseError as exc:
+        return GpuReport(source="nvidia-smi", error=Unavailable(f"unexpected nvidia-smi output: {exc}"))
+    apps: tuple[tuple[str, GpuProcess], ...] = ()
+    if apps_text is not None:
+        try:
+            apps = parse_compute_apps_csv(apps_text)
+        except NvidiaSmiParseError as exc:
+            apps_error = Unavailable(f"unexpected nvidia-smi output: {exc}")
+    by_uuid: dict[str, list[GpuProcess]] = {}
+    for uuid, process in apps:
+        by_uuid.setdefault(uuid, []).append(dataclasses.replace(process, local_pid=local_pid(process.pid)))
+    # Unavailable is falsy by design: test against None, never with `or`
+    processes_error = None if apps_error is None else Unavailable(f"processes: {apps_error.reason}", apps_error.hint)
+    devices = tuple(
+        dataclasses.replace(
+            d, processes=tuple(by_uuid.get(d.uuid, ())) if isinstance(d.uuid, str) else (),
+            error=d.error if d.error is not None else processes_error, read_at=read_at,
+        )
+        for d in devices
+    )
+    versions = [c[-1].strip() for c in (ln.split(",") for ln in gpu_text.splitlines() if ln.strip())
+                if QUERY_GPU_FIELDS[-1] == "driver_version" and c[-1].strip()[:1].isdigit()]
+    return GpuReport(
+        source="nvidia-smi", driver_version=versions[0] if versions else Unavailable("not reported"),
+        cuda_driver_version=Unavailable("nvidia-smi's CSV query does not report it"), devices=devices,
+    )
 
 
 # ---------------------------------------------------------------- the default table
