@@ -273,7 +273,7 @@ def test_a_hung_call_returns_within_the_timeout_and_later_recovers(scenario, gpu
         # still blocked: no new call is started; the last good figures come back marked stale
         second = sc.poll()
         assert second.error is not None and second.error.reason.startswith("stale")
-        assert [d.index for d in second.devices] == [0, 1, 2, 3]
+        assert [d.index for d in second.devices] == [0, 1, 2, 3] and second.driver_version == "570.86.15"
         assert second.devices[0].memory_used_bytes == USED_MIB * MIB
         assert second.devices[0].error is not None and "stale" in second.devices[0].error.reason
         assert second.devices[0].read_at == first.devices[0].read_at

@@ -36,6 +36,7 @@ from .nvml_calls import (
 )
 
 MIB = 1024 * 1024
+BLOCKED_HINT = "a sick GPU or driver can block NVML; check `dmesg` for Xid errors"
 LOST_HINT = "the GPU fell off the bus or hung: check `dmesg` for Xid 79/48; a GPU reset or reboot is needed"
 
 
@@ -59,6 +60,8 @@ class GpuCollector:
     times out, the worker stays blocked until the driver lets go: later polls start no new
     call and return the last good figures, each device saying since when it is stale.
     `fallback` (nvidia-smi) is used when the binding cannot load at all.
+    One caller at a time (the tick thread); nvmlShutdown is never called, so no call still
+    blocked in the driver can outlive the library state it uses (the OS reclaims it at exit).
     """
 
     def __init__(
@@ -82,6 +85,7 @@ class GpuCollector:
         self._init_failed: Optional[tuple[float, BaseException]] = None
         self._last: dict[int, GpuDevice] = {}  # last fresh read of each GPU, for stale reports
         self._count = 0  # GPUs the last poll counted
+        self._versions: tuple[Any, Any] = (Unavailable("not read"), Unavailable("not read"))
         self._identity: dict[int, tuple[Any, Any, Any]] = {}  # name, uuid, pci: shown for a lost GPU
         self._deadline = 0.0
 
@@ -167,6 +171,7 @@ class GpuCollector:
             return GpuReport(source="nvml", driver_version=driver, cuda_driver_version=cuda,
                              error=global_unavailable(exc))
         self._count = count
+        self._versions = (driver, cuda)
         mapper = GpuPidMapper(self.proc_root)
         devices = []
         error: Optional[Unavailable] = None
@@ -180,22 +185,22 @@ class GpuCollector:
                 # this GPU's read hit the hang: its half-read figures are shown, marked
                 stuck_name, since = self.calls.stuck() or ("", 0.0)
                 device = dataclasses.replace(device, error=Unavailable(
-                    f"timed out: {stuck_name} did not return within {self.call_timeout_s:g} s",
-                    "a sick GPU or driver can block NVML; check `dmesg` for Xid errors"))
+                    f"timed out: {stuck_name} did not return in time (limit {self.call_timeout_s:g} s a call)",
+                    BLOCKED_HINT))
             else:
                 self._last[index] = device
             devices.append(device)
         stuck = self.calls.stuck()
         if stuck is not None:
             error = Unavailable(f"stale: NVML call {stuck[0]} blocked since {time.strftime('%H:%M:%S', time.localtime(stuck[1]))}",
-                                "a sick GPU or driver can block NVML; check `dmesg` for Xid errors")
+                                BLOCKED_HINT)
         return GpuReport(source="nvml", driver_version=driver, cuda_driver_version=cuda,
                          devices=tuple(devices), error=error)
 
     def _stale_device(self, index: int, call: str, since: float) -> GpuDevice:
         at = time.strftime("%H:%M:%S", time.localtime(since))
         why = Unavailable(f"stale: not read since NVML call {call} blocked at {at}",
-                          "a sick GPU or driver can block NVML; check `dmesg` for Xid errors")
+                          BLOCKED_HINT)
         last = self._last.get(index)
         return dataclasses.replace(last, error=why) if last is not None else GpuDevice(index=index, error=why)
 
@@ -203,9 +208,9 @@ class GpuCollector:
         at = time.strftime("%H:%M:%S", time.localtime(since))
         devices = tuple(self._stale_device(i, call, since) for i in range(self._count))
         return GpuReport(
-            source="nvml", devices=devices,
+            source="nvml", driver_version=self._versions[0], cuda_driver_version=self._versions[1], devices=devices,
             error=Unavailable(f"stale: NVML call {call} has not returned since {at}; figures are the last good read",
-                              "a sick GPU or driver can block NVML; check `dmesg` for Xid errors"),
+                              BLOCKED_HINT),
         )
 
     # ------------------------------------------------------------------ one device
