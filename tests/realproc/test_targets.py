@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from triage_tui.collect.proc_table import read_proc_table
+from triage_tui.collect.snapshot import SnapshotCollector
 from triage_tui.collect.targets import resolve_targets, tree_pids
 from triage_tui.host.base import TargetError
 
@@ -53,6 +54,18 @@ def test_port_asked_for_on_the_command_line_selects_the_launcher() -> None:
             assert "asks for --port" in target.roots[0].reason
             assert sorted(tree_pids(target)) == sorted([info["launcher"], info["child"]])
             assert sorted(tree_pids(resolve_targets([str(info["launcher"])]))) == sorted(tree_pids(target))
+
+
+def test_a_port_target_is_probed_without_port_option() -> None:
+    port = _free_port()
+    with started(PORT_ARG_TREE, f"--port={port}"):
+        collector = SnapshotCollector()
+        try:
+            snapshot = collector.collect(resolve_targets([f":{port}"]))
+        finally:
+            collector.close()
+    assert {p.address for p in snapshot.ports.probes} == {"127.0.0.1", "::1"}
+    assert next(p for p in snapshot.ports.probes if p.address == "127.0.0.1").result == "refused"
 
 
 def test_no_spec_with_port_resolves_the_port() -> None:

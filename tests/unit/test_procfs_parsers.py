@@ -130,3 +130,12 @@ def test_net_tcp_rows() -> None:
         ("127.0.0.1", 8000, 0x0A, 640), ("192.0.2.2", 48868, 0x06, 0)]
     v6 = parse_net_tcp(NET_TCP6, "tcp6")
     assert [(r.address, r.port, r.inode, r.family) for r in v6] == [("::1", 8000, 777, "tcp6")]
+
+
+def test_refresh_period_grows_with_rss_and_read_cost() -> None:
+    from triage_tui.collect.memory import SmapsReader
+
+    assert SmapsReader.refresh_period_s(0, 0.1, 100, 2) == 2
+    assert SmapsReader.refresh_period_s(8 * 2**30, 0.1, 100, 2) == 16  # 8 GiB: every 8th tick
+    assert SmapsReader.refresh_period_s(0, 50, 100, 2) == 4  # a read costing half the budget
+    assert SmapsReader.refresh_period_s(2**50, 0.1, 100, 2) == SmapsReader.MAX_REFRESH_S

@@ -210,8 +210,15 @@ class SmapsReader:
         self._busy = False
         self._closed = False
         self.spent_ms = 0.0  # time spent in reads during the last completed batch
+        self.reading: Optional[tuple[int, float]] = None  # (PID, monotonic start) of the read in flight
         self._thread = threading.Thread(target=self._run, name="triage-smaps", daemon=True)
         self._thread.start()
+
+    @classmethod
+    def refresh_period_s(cls, rss_bytes: int, cost_ms: float, budget_ms: float, interval_s: float) -> float:
+        """How long a figure stays good: one tick, stretched by RSS (per GiB) and by read cost."""
+        factor = max(1.0, rss_bytes / cls.BIG_RSS, 4 * cost_ms / max(budget_ms, 1e-6))
+        return min(cls.MAX_REFRESH_S, interval_s * factor)
 
     def submit(self, rss_by_pid: dict[int, int], budget_ms: float = 100.0, interval_s: float = 2.0) -> None:
         with self._wake:
@@ -232,6 +239,14 @@ class SmapsReader:
                     return False
                 self._wake.wait(left)
         return True
+
+    def blocked_read(self, longer_than_s: float = 5.0) -> Optional[tuple[int, float]]:
+        """(PID, seconds) when one smaps_rollup read has been stuck longer than `longer_than_s`."""
+        reading = self.reading
+        if reading is None:
+            return None
+        held = time.monotonic() - reading[1]
+        return (reading[0], held) if held > longer_than_s else None
 
     def close(self) -> None:
         with self._wake:
@@ -268,12 +283,15 @@ class SmapsReader:
         for pid in never + due:
             if spent >= budget_ms or self._closed:
                 break
-            figure = read_smaps_rollup(pid)
+            self.reading = (pid, time.monotonic())
+            figure = read_smaps_rollup(pid)  # may block on the target's mm lock: that is why it is here
+            self.reading = None
             spent += figure.cost_ms
-            factor = max(1.0, rss_by_pid.get(pid, 0) / self.BIG_RSS, 4 * figure.cost_ms / max(budget_ms, 1e-3))
+            period = self.refresh_period_s(rss_by_pid.get(pid, 0), figure.cost_ms, budget_ms, interval_s)
             with self._lock:
                 self._figures[pid] = figure
-                self._due_at[pid] = time.monotonic() + min(self.MAX_REFRESH_S, interval_s * factor) - interval_s / 2
+                # half a tick early, so a period of one tick means "every tick" despite jitter
+                self._due_at[pid] = time.monotonic() + period - interval_s / 2
         self.spent_ms = spent
 
 

@@ -64,9 +64,9 @@ def read_cmdline(pid: int) -> tuple[str, ...]:
     return tuple(part.decode("utf-8", "replace") for part in raw.rstrip(b"\0").split(b"\0") if part) if raw else ()
 
 
-@dataclass
+@dataclass(frozen=True)
 class ProcTable:
-    """Every process visible in /proc at one moment."""
+    """Every process visible in /proc at one moment (filled once by read_proc_table, then only read)."""
 
     stats: dict[int, ProcStat] = field(default_factory=dict)
     children: dict[int, list[int]] = field(default_factory=dict)

@@ -38,6 +38,7 @@ class _Sample:
     majflt: int
     name: str
     cmdline: tuple[str, ...]
+    exit_code: Optional[int] = None  # known while it was a zombie (stat field 52)
 
 
 def _delta(now: Optional[int], before: Optional[int]) -> object:
@@ -58,6 +59,11 @@ def user_name(uid: int) -> str:
         except KeyError:
             _USERS[uid] = str(uid)  # no passwd entry (common in containers): show the number
     return _USERS[uid]
+
+
+def exit_code_of_wait_status(status: int) -> int:
+    """A zombie's wait status as a shell shows it: the exit code, or minus the killing signal."""
+    return -(status & 0x7F) if status & 0x7F else (status >> 8) & 0xFF
 
 
 def open_fd_count(pid: int) -> int:
@@ -114,7 +120,11 @@ class ProcessCollector:
                 continue
             if self._still_alive(pid, before.starttime):
                 continue  # left the tree (reparented away), not exited
-            self._exited.append(ExitedProcess(pid=pid, name=before.name, cmdline=before.cmdline, last_seen=now))
+            code: object = Unavailable("not our child: exit status unknown")
+            if before.exit_code is not None:
+                code = before.exit_code  # seen as a zombie: the kernel showed its wait status
+            self._exited.append(ExitedProcess(pid=pid, name=before.name, cmdline=before.cmdline, last_seen=now,
+                                              exit_code=code))  # type: ignore[arg-type]
         del self._exited[:-MAX_EXITED]
         self._previous = samples
         if len(self._cmdlines) > 4 * len(samples) + 100:  # forget processes long gone
@@ -194,6 +204,8 @@ class ProcessCollector:
             ctx_voluntary=int_field(fields, "voluntary_ctxt_switches"),
             ctx_involuntary=int_field(fields, "nonvoluntary_ctxt_switches"),
             read_bytes=io[1], write_bytes=io[2], majflt=stat.majflt, name=str(info["name"]), cmdline=cmdline,
+            exit_code=exit_code_of_wait_status(stat.exit_code) if stat.state == "Z" and stat.exit_code is not None
+            else None,
         )
         return ProcessInfo(**info), sample  # type: ignore[arg-type]
 

@@ -39,6 +39,15 @@ GpuJoin = Callable[[tuple[ProcessInfo, ...], GpuReport], tuple[ProcessInfo, ...]
 STALE_MS = 1000.0  # a source slower than this is reported stale: its figure is late
 
 
+def port_of_specs(specs: tuple[str, ...]) -> Optional[int]:
+    """The N of the first `:N` target spec: a :PORT target is probed even without --port."""
+    for spec in specs:
+        text = spec.strip()
+        if text.startswith(":") and text[1:].isdigit():
+            return int(text[1:])
+    return None
+
+
 class SnapshotCollector:
     """Stateful (deltas, smaps schedule, kernel log position): one per host."""
 
@@ -91,8 +100,9 @@ class SnapshotCollector:
         self._seen_pids.update(p.pid for p in processes)
         processes, memory = self._memory(processes, options, statuses)
         port_pids = [p.pid for p in processes if not p.exited]
+        probe_port = options.port if options.port is not None else port_of_specs(target.specs)
         ports = self._run("ports", statuses, PortReport(error=Unavailable("ports source failed")),
-                          lambda: self.ports.collect(port_pids, options.port))
+                          lambda: self.ports.collect(port_pids, probe_port))
         kernel = self._run("kernel", statuses, KernelReport(error=Unavailable("kernel source failed")),
                            lambda: self.kernel.collect(self._seen_pids))
         gpus = GpuReport(error=Unavailable("GPU collector not available"))
@@ -139,4 +149,10 @@ class SnapshotCollector:
                 report = dataclasses.replace(report, cgroup=cgroup)
             return out, report
 
-        return self._run("memory", statuses, (processes, MemoryReport()), read)
+        result = self._run("memory", statuses, (processes, MemoryReport()), read)
+        blocked = self.smaps.blocked_read()
+        if blocked is not None:  # PSS figures keep their (growing) ages; say why they are not refreshed
+            statuses.append(SourceStatus("smaps", "stale", 0.0,
+                                         f"smaps_rollup of PID {blocked[0]} blocked for {blocked[1]:.0f} s "
+                                         "(its mm lock is held: a process stuck in D state?)"))
+        return result

@@ -21,7 +21,8 @@ MAX_AUTO_TREES = 2  # besides GPU holders: the biggest tree by memory and the bu
 
 
 def _own_lineage(table: ProcTable) -> set[int]:
-    """Triage itself and its ancestors (the shell, tmux, sshd): never a target."""
+    """Triage itself and its ancestors (the shell, tmux, sshd): never a target. Its children are
+    allowed: `triage demo` watches the incident it started."""
     me = os.getpid()
     return {me, *table.ancestors(me)}
 

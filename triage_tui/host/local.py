@@ -34,7 +34,19 @@ class LocalHost:
         self._gpu_pids = tuple(gpu_pids or ())
 
     def resolve(self, specs: Sequence[str], port: Optional[int] = None) -> Target:
-        return resolve_targets(specs, port=port, gpu_pids=self._gpu_pids)
+        gpu_pids = self._gpu_pids
+        if not specs and not gpu_pids and self._collector.gpus is not None:
+            gpu_pids = self._gpu_holders()
+        return resolve_targets(specs, port=port, gpu_pids=gpu_pids)
+
+    def _gpu_holders(self) -> tuple[int, ...]:
+        """PIDs (in our namespace) that hold a GPU: the first candidates when no TARGET is given."""
+        try:
+            report = self._collector.gpus()  # type: ignore[misc]
+        except Exception:  # noqa: BLE001 - no GPUs to go by: fall back to memory/CPU candidates
+            return ()
+        return tuple(p.local_pid if p.local_pid is not None else p.pid
+                     for device in report.devices for p in device.processes)
 
     def collect(self, target: Target, options: CollectOptions = CollectOptions()) -> Snapshot:
         return self._collector.collect(target, options)
