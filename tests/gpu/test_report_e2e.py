@@ -57,3 +57,27 @@ def test_report_json_lists_eight_gpus_each_with_its_worker(fake_driver: FakeDriv
     assert rows[launcher.pid]["gpus"] == []
     gpu_status = [s for s in snapshot["sources"] if s["name"] == "gpus"]
     assert gpu_status and gpu_status[0]["status"] in ("ok", "stale")
+
+
+def test_report_without_target_picks_the_gpu_holders(fake_driver: FakeDriver, gpu_state: GpuState) -> None:
+    launcher = subprocess.Popen(["sh", "-c", LAUNCHER], stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert launcher.stdout is not None
+        workers = [int(w) for w in launcher.stdout.readline().split()[1:]]
+        gpu_state.write(incident_state(workers))
+        env = {**os.environ, "LD_LIBRARY_PATH": str(fake_driver.lib_dir), "FAKE_NVML_STATE": str(gpu_state.path),
+               "PYTHONPATH": str(REPO)}
+        done = subprocess.run(
+            [sys.executable, "-m", "triage_tui", "report", "--format", "json", "--duration", "1", "--no-record"],
+            capture_output=True, text=True, env=env, cwd=REPO, timeout=90,
+        )
+        assert done.returncode == 0, done.stderr
+        snapshot = json.loads(done.stdout)
+    finally:
+        os.killpg(launcher.pid, signal.SIGKILL)
+        launcher.wait()
+        if launcher.stdout:
+            launcher.stdout.close()
+    roots = {r["pid"] for r in snapshot["target"]["roots"]}
+    assert set(workers) <= roots, snapshot["target"]
+    assert snapshot["target"]["auto_picked"] is True
