@@ -18,6 +18,7 @@ class Frame:
     module: str = ""
     native: bool = False
     locals: dict[str, str] = field(default_factory=dict)
+    code: str = ""  # the source line, read where the capture ran (what the frame is doing, as in a traceback)
 
 
 @dataclass(frozen=True)
