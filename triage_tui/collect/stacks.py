@@ -33,7 +33,14 @@ from ..host.base import StackOptions
 from ..model.stacks import ProcessStacks, StackCapture
 from ..model.unavailable import Unavailable
 from ..parse.pyspy_json import parse_pyspy_json
-from .thread_states import kernel_process_stacks, kernel_thread, looks_like_python, process_name, process_state
+from .thread_states import (
+    kernel_process_stacks,
+    kernel_thread,
+    looks_like_python,
+    parent_pid,
+    process_name,
+    process_state,
+)
 
 _STOPPED = ("T", "t")
 _MAX_SOURCE_BYTES = 4 << 20
@@ -190,8 +197,10 @@ def _capture_one(
     started = time.monotonic()
     name = process_name(pid)
 
+    ppid = parent_pid(pid)
+
     def done(result: ProcessStacks) -> ProcessStacks:
-        return _with_duration(result, started)
+        return dataclasses.replace(result, ppid=ppid, duration_ms=round((time.monotonic() - started) * 1000, 1))
 
     if not before:
         return done(ProcessStacks(pid=pid, source="kernel", error=Unavailable("no such process", "it has exited")))
@@ -243,10 +252,6 @@ def _with_kernel_fields(process: ProcessStacks) -> ProcessStacks:
             )
         threads.append(thread)
     return dataclasses.replace(process, threads=tuple(threads))
-
-
-def _with_duration(result: ProcessStacks, started: float) -> ProcessStacks:
-    return dataclasses.replace(result, duration_ms=round((time.monotonic() - started) * 1000, 1))
 
 
 def _undo_stop(pid: int, before: str) -> bool:

@@ -47,6 +47,15 @@ def process_state(pid: int, proc: str = "/proc") -> str:
     return rest[0] if rest else ""
 
 
+def parent_pid(pid: int, proc: str = "/proc") -> int:
+    """The PPid field of /proc/PID/stat, 0 when unreadable."""
+    try:
+        rest = _read(f"{proc}/{pid}/stat").rpartition(")")[2].split()
+        return int(rest[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def process_name(pid: int, proc: str = "/proc") -> str:
     try:
         return _read(f"{proc}/{pid}/comm").strip()

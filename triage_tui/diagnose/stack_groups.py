@@ -12,7 +12,8 @@ launch_server.py is not compared with a worker's `spawn_main`). In each role the
 processes is the majority when it covers more than half of that role's processes; every other group of the
 role that covers fewer processes is odd, and `departs_at` names its first frame (outermost first) that differs
 from the majority's stack. A helper thread present in every worker forms its own role and its own majority,
-so it is never odd.
+so it is never odd. Nor is the parent of the majority's processes: a launcher that forked its ranks runs
+the same program but is not one of them.
 """
 
 from __future__ import annotations
@@ -88,15 +89,21 @@ def group_stacks(processes: Sequence[ProcessStacks]) -> tuple[StackGroup, ...]:
         if first.frames:
             roles.setdefault(_role(first), []).append(len(groups) - 1)
 
+    parents = {p.pid: p.ppid for p in processes}
     for indexes in roles.values():
         if len(indexes) < 2:
             continue
         role_pids = {pid for i in indexes for pid in groups[i].pids}
         majority = max(indexes, key=lambda i: (len(groups[i].pids), len(groups[i].members)))
         size = len(groups[majority].pids)
+        # A forked launcher runs the same program as its ranks but is not one: leave it out of the count.
+        launchers = {parents.get(pid, 0) for pid in groups[majority].pids} & role_pids
+        role_pids -= launchers
         if size * 2 <= len(role_pids):
             continue  # no majority to depart from
         for i in indexes:
+            if set(groups[i].pids) <= launchers:
+                continue
             if i != majority and len(groups[i].pids) < size:
                 groups[i] = dataclasses.replace(
                     groups[i], odd_one_out=True, departs_at=_departs_at(groups[i].frames, groups[majority].frames)
