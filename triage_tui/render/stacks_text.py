@@ -14,7 +14,9 @@ from ..model.stacks import Frame, ProcessStacks, StackCapture, StackGroup, Threa
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    if n == 1:
+        return f"{n} {word}"
+    return f"{n} {word}es" if word.endswith("s") else f"{n} {word}s"
 
 
 def _duration(ms: float) -> str:
