@@ -109,7 +109,8 @@ def group_stacks(processes: Sequence[ProcessStacks]) -> tuple[StackGroup, ...]:
                     groups[i], odd_one_out=True, departs_at=_departs_at(groups[i].frames, groups[majority].frames)
                 )
 
-    groups.sort(key=lambda g: (-len(g.pids), -len(g.members), g.pids, g.key))
+    # Largest first; among groups of one size the odd ones first, since they are what the reader looks for.
+    groups.sort(key=lambda g: (-len(g.pids), -len(g.members), not g.odd_one_out, g.pids, g.key))
     return tuple(groups)
 
 

@@ -10,6 +10,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 
+from ..diagnose.wait_kinds import frame_label
 from ..model.stacks import Frame, ProcessStacks, StackCapture, StackGroup, ThreadStack
 
 
@@ -40,11 +41,17 @@ def format_frame(frame: Frame, show_locals: bool = True) -> list[str]:
     return lines
 
 
-def format_traceback(frames: Sequence[Frame], show_locals: bool = True) -> list[str]:
-    """Outermost first, as Python prints a traceback (the model keeps py-spy's innermost-first order)."""
+def format_traceback(frames: Sequence[Frame], show_locals: bool = True, departs_at: str = "") -> list[str]:
+    """Outermost first, as Python prints a traceback (the model keeps py-spy's innermost-first order).
+    The frame where an odd group leaves the majority gets a marker at the end of its line."""
     lines = ["Traceback (most recent call last):"]
+    marked = False
     for frame in reversed(frames):
-        lines.extend(format_frame(frame, show_locals))
+        frame_lines = format_frame(frame, show_locals)
+        if departs_at and not marked and frame_label(frame) == departs_at:
+            frame_lines[0] += "   <-- departs from the majority here"
+            marked = True
+        lines.extend(frame_lines)
     return lines
 
 
@@ -93,7 +100,7 @@ def format_group(number: int, group: StackGroup, capture: StackCapture, show_loc
     threads = [by_member[m] for m in group.members if m in by_member]
     lines = group_header(number, group, threads)
     if group.frames:
-        lines.extend(format_traceback(group.frames, show_locals))
+        lines.extend(format_traceback(group.frames, show_locals, group.departs_at if group.odd_one_out else ""))
     elif threads:
         lines.extend(format_kernel_thread(threads[0]))
     return lines
