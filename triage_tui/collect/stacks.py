@@ -109,18 +109,28 @@ def _target_uid(pid: int) -> Optional[int]:
         return None
 
 
-def permission_problem(pid: int) -> Unavailable:
-    """Why ptrace was refused, with the fix: another user, Yama's ptrace_scope, or a container without SYS_PTRACE."""
-    me, owner = os.geteuid(), _target_uid(pid)
+def _ptrace_scope() -> int:
+    try:
+        with open("/proc/sys/kernel/yama/ptrace_scope", encoding="utf-8") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return -1  # no Yama: no scope restriction
+
+
+def permission_problem(
+    pid: int, euid: Optional[int] = None, owner: Optional[int] = None, scope: Optional[int] = None,
+    has_cap: Optional[bool] = None,
+) -> Unavailable:
+    """Why ptrace was refused, with the fix: another user, Yama's ptrace_scope, or a container without
+    SYS_PTRACE. The keyword arguments stand in for what is read from /proc (for tests)."""
+    me = os.geteuid() if euid is None else euid
+    owner = _target_uid(pid) if owner is None else owner
+    scope = _ptrace_scope() if scope is None else scope
     if me != 0 and owner is not None and owner != me:
         return Unavailable(
             f"permission denied: PID {pid} runs as uid {owner}, triage as uid {me}",
             "run triage as that user, or as root: sudo -E env PATH=$PATH triage stacks ...",
         )
-    try:
-        scope = int(open("/proc/sys/kernel/yama/ptrace_scope").read().strip())
-    except (OSError, ValueError):
-        scope = -1
     if scope >= 3:
         return Unavailable(
             "permission denied: kernel.yama.ptrace_scope=3 forbids every ptrace attach",
@@ -131,15 +141,15 @@ def permission_problem(pid: int) -> Unavailable:
             f"permission denied: kernel.yama.ptrace_scope={scope} allows attaching only to your own children",
             "run as root, or: sudo sysctl kernel.yama.ptrace_scope=0",
         )
-    if not _has_cap_sys_ptrace():
+    if me == 0 and not (_has_cap_sys_ptrace() if has_cap is None else has_cap):
         return Unavailable(
             "permission denied: no CAP_SYS_PTRACE (a container started without it?)",
             "start the container with --cap-add SYS_PTRACE (Kubernetes: securityContext.capabilities.add: "
             "[SYS_PTRACE]), or run triage on the host",
         )
     return Unavailable(
-        "permission denied by ptrace (a seccomp profile or an LSM such as AppArmor?)",
-        "run triage on the host, or with a container profile that allows ptrace",
+        "permission denied by ptrace (a non-dumpable target, a seccomp profile or an LSM such as AppArmor?)",
+        "run triage as root on the host, or with a container profile that allows ptrace",
     )
 
 
