@@ -96,3 +96,12 @@ def test_with_groups_classifies_every_thread() -> None:
     kinds = {t.wait_kind for p in capture.processes for t in p.threads}
     assert "unknown" not in kinds and {"collective", "compile", "condition", "subprocess"} <= kinds
     assert dataclasses.replace(capture, groups=()) != capture
+
+
+def test_programs_run_with_python_dash_m_are_told_apart_below_runpy() -> None:
+    runpy = (Frame("_run_code", "<frozen runpy>", 88), Frame("_run_module_as_main", "<frozen runpy>", 198))
+    other_program = (Frame("serve", "/srv/api.py", 40), Frame("<module>", "/srv/api.py", 90), *runpy)
+    ranks = [rank(200 + i, (*IN_ALL_REDUCE[:-1], Frame("<module>", "/site/sglang/worker.py", 5), *runpy), ppid=1)
+             for i in range(3)]
+    unrelated = ProcessStacks(pid=50, ppid=1, threads=(ThreadStack(50, 50, "MainThread", "idle", other_program),))
+    assert not any(g.odd_one_out for g in group_stacks([*ranks, unrelated]))

@@ -40,9 +40,18 @@ def stack_key(thread: ThreadStack) -> str:
     return f"kernel|{thread.kernel_state}|{thread.kernel_wchan}|{thread.kernel_syscall.split(' ')[0]}"
 
 
+def _entry_frame(frames: Sequence[Frame]) -> Optional[Frame]:
+    """The outermost frame that says which program runs: `python -m` puts runpy's frames above every
+    program alike, so they are skipped."""
+    for frame in reversed(frames):
+        if not frame.native and "runpy" not in frame.file:
+            return frame
+    return frames[-1] if frames else None
+
+
 def _role(thread: ThreadStack) -> str:
     name = re.sub(r"\d+", "#", thread.name or "")
-    outer = thread.frames[-1] if thread.frames else None
+    outer = _entry_frame(thread.frames)
     return f"{name}|{outer.function}|{outer.file}" if outer is not None else f"{name}|kernel"
 
 
