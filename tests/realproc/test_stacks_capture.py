@@ -194,3 +194,16 @@ def test_cli_prints_text_and_json_for_a_real_tree() -> None:
     assert f"[1] 3 threads in 3 processes: PIDs {', '.join(map(str, sorted(info['workers'])))}" in text.stdout
     data = json.loads(as_json.stdout)
     assert [g["pids"] for g in data["groups"] if g["odd_one_out"]] == [[odd]]
+
+
+def test_native_and_locals_options_reach_py_spy() -> None:
+    with started(DEADLOCK, name="deadlock.py") as (_, info):
+        pid, tids = info["pid"], info["tids"]
+        wait_blocked(pid, [tids["first"], tids["second"]])
+        capture = capture_stacks([pid], StackOptions(timeout_s=20.0, native=True, locals=True))
+    threads = {t.tid: t for t in _process(capture, pid).threads}
+    second = threads[tids["second"]]
+    assert any(f.native for f in second.frames), "--native adds native frames"
+    assert second.wait_kind == "lock"
+    run = next(f for f in second.frames if f.function == "Thread.run")
+    assert "self" in run.locals, "--locals adds each frame's local variables"
