@@ -45,6 +45,8 @@ from .thread_states import (
 _STOPPED = ("T", "t")
 _MAX_SOURCE_BYTES = 4 << 20
 CAP_SYS_PTRACE = 19
+KILLED_STOP_GRACE_S = 0.2
+_KILLED = "py-spy did not finish in"
 
 
 def find_pyspy() -> Optional[str]:
@@ -233,7 +235,7 @@ def _capture_one(
         return done(kernel_process_stacks(pid, name=name, error=Unavailable(f"cannot run py-spy: {exc}", "")))
     if code is None:
         return done(kernel_process_stacks(pid, name=name, error=Unavailable(
-            f"py-spy did not finish in {options.timeout_s:g} s and was killed",
+            f"{_KILLED} {options.timeout_s:g} s and was killed",
             "the process may be in uninterruptible I/O (D) or under another tracer; the kernel view is shown; "
             "a larger --timeout may help",
         )))
@@ -264,12 +266,19 @@ def _with_kernel_fields(process: ProcessStacks) -> ProcessStacks:
     return dataclasses.replace(process, threads=tuple(threads))
 
 
-def _undo_stop(pid: int, before: str) -> bool:
-    """SIGCONT a process the capture left stopped. True when it did."""
+def _undo_stop(pid: int, before: str, grace_s: float = 0.0) -> bool:
+    """SIGCONT a process the capture left stopped. True when it did.
+
+    `grace_s`: after a py-spy was killed while attached, the SIGSTOP of its attach can still be pending
+    when the tracer is gone and land a moment later; watch the state that long before concluding.
+    """
     if before in _STOPPED or not before:
         return False
-    if process_state(pid) != "T":
-        return False
+    end = time.monotonic() + grace_s
+    while process_state(pid) != "T":
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.01)
     try:
         os.kill(pid, signal.SIGCONT)
     except OSError:
@@ -292,7 +301,8 @@ def capture_stacks(
 
     def work(pid: int) -> ProcessStacks:
         result = _capture_one(pid, before[pid], options, tool, sources)
-        if _undo_stop(pid, before[pid]):
+        killed = result.error is not None and result.error.reason.startswith(_KILLED)
+        if _undo_stop(pid, before[pid], grace_s=KILLED_STOP_GRACE_S if killed else 0.0):
             with lock:
                 resumed.add(pid)
         return result
