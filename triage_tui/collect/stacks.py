@@ -20,6 +20,7 @@ import dataclasses
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -72,7 +73,9 @@ class SourceLines:
             return cached
         lines: list[str] = []
         try:
-            if os.path.getsize(path) <= _MAX_SOURCE_BYTES:
+            info = os.stat(path)
+            # Regular files only: a frame's file name could be a FIFO or a device, and opening one would block.
+            if stat.S_ISREG(info.st_mode) and info.st_size <= _MAX_SOURCE_BYTES:
                 with open(path, encoding="utf-8", errors="replace") as f:
                     lines = f.read().splitlines()
         except OSError:
@@ -208,7 +211,6 @@ def _capture_one(
 ) -> ProcessStacks:
     started = time.monotonic()
     name = process_name(pid)
-
     ppid = parent_pid(pid)
 
     def done(result: ProcessStacks) -> ProcessStacks:
@@ -300,7 +302,10 @@ def capture_stacks(
     lock = threading.Lock()
 
     def work(pid: int) -> ProcessStacks:
-        result = _capture_one(pid, before[pid], options, tool, sources)
+        try:
+            result = _capture_one(pid, before[pid], options, tool, sources)
+        except Exception as exc:  # a bug here must cost one row, not the capture (and never a traceback)
+            result = ProcessStacks(pid=pid, error=Unavailable(f"internal error: {type(exc).__name__}: {exc}", ""))
         killed = result.error is not None and result.error.reason.startswith(_KILLED)
         if _undo_stop(pid, before[pid], grace_s=KILLED_STOP_GRACE_S if killed else 0.0):
             with lock:
