@@ -105,3 +105,13 @@ def test_programs_run_with_python_dash_m_are_told_apart_below_runpy() -> None:
              for i in range(3)]
     unrelated = ProcessStacks(pid=50, ppid=1, threads=(ThreadStack(50, 50, "MainThread", "idle", other_program),))
     assert not any(g.odd_one_out for g in group_stacks([*ranks, unrelated]))
+
+
+def test_unknown_frame_falls_back_to_the_kernels_syscall() -> None:
+    frames = (Frame("<lambda>", "<string>", 1),)  # no source line to read
+    thread = ThreadStack(1, 2, "Thread-1", "idle", frames, kernel_state="S", kernel_syscall="futex")
+    (group,) = group_stacks([ProcessStacks(1, threads=(thread,))])
+    assert (group.wait_kind, group.wait_frame) == ("lock", "<lambda> (<string>:1) [kernel: futex]")
+    running = ThreadStack(1, 2, "Thread-1", "active", frames, kernel_state="R")
+    (group,) = group_stacks([ProcessStacks(1, threads=(running,))])
+    assert group.wait_kind == "running"

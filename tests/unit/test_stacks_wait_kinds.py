@@ -198,3 +198,9 @@ def test_single_frames() -> None:
 ])
 def test_kernel_wait_channels(wchan: str, state: str, kind: str) -> None:
     assert classify_kernel(wchan, state) == kind
+
+
+@pytest.mark.parametrize("syscall,kind", [("futex", "lock"), ("clock_nanosleep", "sleep"), ("wait4", "subprocess"),
+                                          ("epoll_wait", "socket"), ("connect", "rendezvous"), ("ioctl", "unknown")])
+def test_kernel_syscalls_when_the_wait_channel_says_nothing(syscall: str, kind: str) -> None:
+    assert classify_kernel("", "S", syscall) == kind

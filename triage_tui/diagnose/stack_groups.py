@@ -59,9 +59,15 @@ def _classified(thread: ThreadStack) -> ThreadStack:
     if thread.wait_kind != "unknown":
         return thread
     if not thread.frames:
-        kind = classify_kernel(thread.kernel_wchan, thread.kernel_state)
-        return dataclasses.replace(thread, wait_kind=kind, wait_frame=thread.kernel_wchan)
+        kind = classify_kernel(thread.kernel_wchan, thread.kernel_state, thread.kernel_syscall)
+        return dataclasses.replace(thread, wait_kind=kind, wait_frame=thread.kernel_wchan or thread.kernel_syscall)
     kind, frame = classify_thread(thread.frames, thread.status)
+    if kind == "unknown" and thread.kernel_state:
+        # No frame says it (no source file to read, a C extension): the kernel still knows where it sleeps.
+        by_kernel = classify_kernel(thread.kernel_wchan, thread.kernel_state, thread.kernel_syscall)
+        if by_kernel != "unknown":
+            where = thread.kernel_syscall or thread.kernel_wchan
+            return dataclasses.replace(thread, wait_kind=by_kernel, wait_frame=f"{frame} [kernel: {where}]")
     return dataclasses.replace(thread, wait_kind=kind, wait_frame=frame)
 
 

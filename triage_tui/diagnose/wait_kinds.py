@@ -235,8 +235,23 @@ KERNEL_WCHAN_RULES: tuple[tuple[str, str], ...] = (
 )
 
 
-def classify_kernel(wchan: str, state: str) -> str:
-    """A kind for a thread seen only by the kernel: R is running, T is stopped, else its wait channel."""
+# The syscall a thread sleeps in (/proc/PID/task/TID/syscall, named by collect.thread_states) → kind.
+# Every blocking wait of Python's threading ends in a futex, so futex reads as "lock".
+KERNEL_SYSCALL_KINDS: dict[str, str] = {
+    "nanosleep": "sleep", "clock_nanosleep": "sleep", "pause": "sleep",
+    "futex": "lock",
+    "wait4": "subprocess", "waitid": "subprocess",
+    "read": "socket", "recvfrom": "socket", "recvmsg": "socket", "accept": "socket", "accept4": "socket",
+    "poll": "socket", "ppoll": "socket", "select": "socket", "pselect6": "socket", "epoll_wait": "socket",
+    "epoll_pwait": "socket", "epoll_pwait2": "socket",
+    "connect": "rendezvous",
+    "pread64": "file-io",
+}
+
+
+def classify_kernel(wchan: str, state: str, syscall: str = "") -> str:
+    """A kind for a thread seen only by the kernel: R is running, T is stopped, else its wait channel,
+    else the syscall it sleeps in."""
     if state == "R":
         return "running"
     if state in ("T", "t"):
@@ -244,4 +259,4 @@ def classify_kernel(wchan: str, state: str) -> str:
     for pattern, kind in KERNEL_WCHAN_RULES:
         if wchan and re.search(pattern, wchan):
             return kind
-    return "unknown"
+    return KERNEL_SYSCALL_KINDS.get(syscall, "unknown")
