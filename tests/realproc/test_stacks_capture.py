@@ -207,3 +207,22 @@ def test_native_and_locals_options_reach_py_spy() -> None:
     assert second.wait_kind == "lock"
     run = next(f for f in second.frames if f.function == "Thread.run")
     assert "self" in run.locals, "--locals adds each frame's local variables"
+
+
+def test_concurrency_bounds_the_py_spys_running_at_once(tmp_path: Path) -> None:
+    running, seen = tmp_path / "running", tmp_path / "seen"
+    running.mkdir()
+    # Each fake py-spy marks itself running, then looks (for a moment) for more than 2 running at once.
+    pyspy = fake_pyspy(tmp_path, f'''
+touch "{running}/$$"
+for i in $(seq 50); do ls "{running}" | wc -l >> "{seen}"; sleep 0.01; done
+rm "{running}/$$"
+exec "$REAL" "$@"''')
+    with started(ASLEEP) as (_, a), started(ASLEEP) as (_, b), started(ASLEEP) as (_, c), started(ASLEEP) as (_, d):
+        pids = [a["pid"], b["pid"], c["pid"], d["pid"]]
+        for pid in pids:
+            wait_blocked(pid)
+        capture = capture_stacks(pids, StackOptions(timeout_s=20.0, concurrency=2), pyspy=pyspy)
+    counts = [int(x) for x in seen.read_text().split()]
+    assert max(counts) == 2, "two at a time, never more"
+    assert all(p.error is None and p.threads[0].wait_kind == "sleep" for p in capture.processes)
