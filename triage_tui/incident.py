@@ -12,6 +12,7 @@ import threading
 from typing import Any, Callable, Optional, Protocol, Sequence
 
 from .diagnose.engine import Diagnosis, DiagnosisEngine
+from .diagnose.stack_groups import compare_captures
 from .host.base import CollectOptions, Host, StackOptions
 from .model.snapshot import Snapshot, Target
 from .model.stacks import StackCapture
@@ -86,6 +87,9 @@ class Incident:
         """Capture stacks of `pids` (default: the whole target) and keep it as the latest capture."""
         chosen = tuple(pids) if pids else self.target_pids()
         capture = self.host.capture_stacks(chosen, options)
+        earlier = self.latest_stacks
+        if earlier is not None:  # same stacks as last time → unchanged-for-N-s: stuck, not slow
+            capture = compare_captures(earlier, capture)
         with self._lock:
             self.latest_stacks = capture
             if self.recorder is not None:
