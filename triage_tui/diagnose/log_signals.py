@@ -19,8 +19,12 @@ LINE_SIGNALS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
      re.compile(r"No available shared memory broadcast block found", re.I)),
     ("log-rendezvous", "rendezvous wait",
      re.compile(r"TCPStore|rendezvous|init_process_group|Waiting for .*(master|peers|rank)|connect.*refused.*(master|store)", re.I)),
+    ("log-worker-exited", "a worker exited",
+     re.compile(r"exit(?:ed)? (?:with )?(?:exit )?(?:code|status)\s*[:=]?\s*-?\d+|exitcode\s*:\s*-?\d+|ChildFailedError"
+                r"|died with|terminated with signal|killed by signal", re.I)),
     ("log-cuda-oom", "CUDA out of memory", re.compile(r"CUDA out of memory|OutOfMemoryError", re.I)),
-    ("log-killed", "a process was killed", re.compile(r"\bKilled\b|SIGKILL|exitcode\s*:?\s*-9|signal 9", re.I)),
+    ("log-killed", "a process was killed by SIGKILL",
+     re.compile(r"\bKilled\b|SIGKILL|exitcode\s*:?\s*-9\b|signal 9\b|(?:code|status)\s*[:=]?\s*137\b", re.I)),
     ("log-traceback", "a traceback", re.compile(r"^Traceback \(most recent call last\)|^\w*(Error|Exception): ")),
     ("log-timeout", "a timeout", re.compile(r"time(d)? ?out", re.I)),
 )
@@ -28,14 +32,17 @@ LINE_SIGNALS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 _PROGRESS = re.compile(r"(\d{1,3}(?:\.\d+)?)\s?%|(\d+)\s*/\s*(\d+)\s*\[")
 
 
+GENERIC = frozenset({"log-timeout", "log-traceback"})  # only when nothing more specific matched the line
+
+
 def scan_log_lines(lines: Iterable[str]) -> list[tuple[str, str, str]]:
-    """(id, description, last matching line) for each signal found, one per id."""
+    """(id, description, last matching line) for each signal found, one per id; a line may carry several."""
     found: dict[str, tuple[str, str, str]] = {}
     for line in lines:
-        for oid, text, pattern in LINE_SIGNALS:
-            if pattern.search(line.strip()):
-                found[oid] = (oid, text, line.strip())
-                break
+        hits = [(oid, text) for oid, text, pattern in LINE_SIGNALS if pattern.search(line.strip())]
+        specific = [h for h in hits if h[0] not in GENERIC]
+        for oid, text in specific or hits[:1]:
+            found[oid] = (oid, text, line.strip())
     return list(found.values())
 
 

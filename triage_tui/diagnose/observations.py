@@ -15,7 +15,7 @@ from typing import Optional
 from ..model.snapshot import Observation, ProcessInfo, Snapshot
 from ..model.unavailable import is_known
 from .figures import fmt_bytes, fmt_s, quote
-from .log_signals import classify_last_line, scan_log_lines
+from .log_signals import classify_last_line, progress_percent, scan_log_lines
 
 
 @dataclass(frozen=True)
@@ -130,9 +130,10 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Ob
     idle_for = min(idle.values()) if idle else 0.0
     if alive and len(idle) == len(alive) and (one_look or idle_for >= th.idle_after_s):
         ctx = sum(_ctx_growth(history, p.pid) for p in alive)
-        wake = "context switches stopped too" if ctx == 0 else f"{ctx} voluntary context switches: wakes, does nothing"
+        wake = "" if one_look else "; context switches stopped too" if ctx == 0 else \
+            f"; {ctx} voluntary context switches: wakes, does nothing"
         span = "(one look: ps %CPU is a lifetime average)" if one_look else f"for {fmt_s(idle_for)}"
-        out.append(_obs("all-idle", f"all {len(alive)} processes idle (no CPU-time growth) {span}; {wake}",
+        out.append(_obs("all-idle", f"all {len(alive)} processes idle (no CPU-time growth) {span}{wake}",
                         "processes", at, [p.pid for p in alive], processes=len(alive), idle_s=round(idle_for, 1),
                         ctx_growth=ctx))
     for pid, rate in busy.items():
@@ -265,6 +266,11 @@ def log_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Observ
             if kind == "progress-done":
                 out.append(_obs("log-silent-after-load", f"log silent {fmt_s(silent)} since {quote(last, 60)}: "  # type: ignore[arg-type]
                                 "loading finished, the next phase never reported", "logs", now.taken_at))
+        elif not is_known(silent) and kind == "progress-done":  # a paste: no timing, but where it ends says much
+            out.append(_obs("log-ends-after-load", f"the log ends at {quote(last, 60)}: loading finished, nothing after",
+                            "logs", now.taken_at))
+        elif not is_known(silent) and _progress_in_lines(tail.lines):  # a paste: no timing, but the bar moved
+            out.append(_obs("log-progress", f"progress advancing in {tail.source}: {quote(last)}", "logs", now.taken_at))
         elif is_known(silent):
             out.append(_obs("log-active", f"log {tail.source} wrote {fmt_s(silent)} ago: {quote(last)}", "logs",  # type: ignore[arg-type]
                             now.taken_at, silent_s=round(silent, 1)))  # type: ignore[arg-type]
@@ -279,6 +285,12 @@ def _line_signals(lines: Sequence, source: str, at: float) -> list[Observation]:
     for oid, text, line in scan_log_lines([ln.text for ln in lines]):
         out.append(_obs(oid, f"{text} in {source}: {quote(line)}", "logs", at, line=line[:200]))
     return out
+
+
+def _progress_in_lines(lines: Sequence) -> bool:
+    """The tail's progress bars rise and the last is short of 100 %."""
+    values = [v for v in (progress_percent(ln.text.split("\r")[-1]) for ln in lines[-20:]) if v is not None]
+    return len(values) >= 2 and values[-1] < 100 and values[-1] > values[0]
 
 
 def _progress_moving(history: Sequence[Snapshot], path: str) -> bool:

@@ -96,7 +96,7 @@ CATALOGUE: tuple[Spec, ...] = (
 ROWS: tuple[Row, ...] = (
     # wait-for-missing-rank
     Row("wait-for-missing-rank", "all-idle", 0.25, "everyone waits"),
-    Row("wait-for-missing-rank", "log-silent-after-load", 0.15),
+    Row("wait-for-missing-rank", "log-silent-after-load | log-ends-after-load", 0.15),
     Row("wait-for-missing-rank", "port-refused", 0.1),
     Row("wait-for-missing-rank", "gpu-loaded-idle", 0.1),
     Row("wait-for-missing-rank", "workers-present", 0.05),
@@ -111,7 +111,7 @@ ROWS: tuple[Row, ...] = (
     Row("wait-for-missing-rank", "stacks-different-collectives", -0.2),
     Row("wait-for-missing-rank", "port-accepting", -0.4),
     Row("wait-for-missing-rank", "log-progress", -0.3),
-    Row("wait-for-missing-rank", "worker-exited", -0.2, "the missing rank is dead, not late"),
+    Row("wait-for-missing-rank", "worker-exited | log-worker-exited", -0.2, "the missing rank is dead, not late"),
     Row("wait-for-missing-rank", "zombie", -0.2),
     Row("wait-for-missing-rank", "stopped-process", -0.3),
     Row("wait-for-missing-rank", "compiler-running", -0.3),
@@ -146,6 +146,7 @@ ROWS: tuple[Row, ...] = (
     Row("crashed-worker", "zombie", 0.6, "a worker died and was not reaped"),
     Row("crashed-worker", "workers-missing", 0.35),
     Row("crashed-worker", "segfault", 0.4),
+    Row("crashed-worker", "log-worker-exited", 0.5),
     Row("crashed-worker", "log-traceback", 0.15),
     Row("crashed-worker", "oom-kill", -0.15, "the OOM killer explains the death"),
     # oom
@@ -165,7 +166,7 @@ ROWS: tuple[Row, ...] = (
     Row("still-loading", "log-active", 0.1),
     Row("still-loading", "d-state-faults", 0.1),
     Row("still-loading", "all-idle", -0.4, "loading uses CPU or I/O"),
-    Row("still-loading", "log-silent-after-load", -0.3),
+    Row("still-loading", "log-silent-after-load | log-ends-after-load", -0.3),
     Row("still-loading", "log-silent", -0.1),
     Row("still-loading", "port-accepting", -0.3),
     # compiling
@@ -212,7 +213,7 @@ ROWS: tuple[Row, ...] = (
     Row("healthy", "log-active", 0.2),
     Row("healthy", "all-alive", 0.1),
     Row("healthy", "gpu-computing", 0.1),
-    Row("healthy", "worker-exited", -0.4),
+    Row("healthy", "worker-exited | log-worker-exited", -0.4),
     Row("healthy", "zombie", -0.4),
     Row("healthy", "stopped-process", -0.5),
     Row("healthy", "log-traceback", -0.3),
@@ -227,7 +228,7 @@ ROWS: tuple[Row, ...] = (
 )
 
 RULE_OUTS: tuple[RuleOut, ...] = (
-    RuleOut("crashed-worker", "all-alive & !segfault", "not a crash"),
+    RuleOut("crashed-worker", "all-alive & !segfault & !log-worker-exited", "not a crash"),
     RuleOut("oom", "memory-ample & !oom-kill & !cgroup-at-limit & !worker-sigkilled & !log-killed & !log-cuda-oom",
             "not an OOM", cite=("rss-illusion",)),
     RuleOut("still-loading", "all-idle & log-silent & !io-reading & !log-progress", "not still loading: no CPU, no I/O, no log"),

@@ -51,7 +51,7 @@ def classify(frames: Sequence[Frame], status: str = "unknown") -> tuple[str, str
                 return kind, _frame_text(f)
         if f.function == "sleep":
             return "sleep", _frame_text(f)
-    if status == "active" and frames:
+    if status in ("active", "gil") and frames:
         return "running", _frame_text(frames[0])
     return "unknown", _frame_text(frames[0]) if frames else ""
 
