@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 from triage_tui.model.snapshot import (
-    GpuDevice, GpuReport, LogLine, LogTail, MemoryReport, PortProbe, PortReport, ProcessInfo, Snapshot,
-    SystemMemory, TargetMemory,
+    GpuDevice,
+    GpuReport,
+    LogLine,
+    LogTail,
+    MemoryReport,
+    PortProbe,
+    PortReport,
+    ProcessInfo,
+    Snapshot,
+    SystemMemory,
+    TargetMemory,
 )
 from triage_tui.model.stacks import Frame, ProcessStacks, StackCapture, ThreadStack
 
