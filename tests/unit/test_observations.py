@@ -207,3 +207,12 @@ def test_one_look_uses_cpu_percent() -> None:
     one = Snapshot(processes=(proc(1, cpu_percent=0.0), proc(2, 1, cpu_percent=0.0)))
     assert "all-idle" not in ids([one])  # live: the first look proves nothing
     assert "one look" in ids([one], dataclasses.replace(TH, one_look=True))["all-idle"][0].text
+
+
+def test_a_vanished_worker_named_by_an_oom_kill_line() -> None:
+    ev = KernelEvent(kind="oom-kill", pid=7, text="Memory cgroup out of memory: Killed process 7 (python)")
+    found = ids(snaps([proc(1)], exited=(ExitedProcess(pid=7, name="w"),), kernel=KernelReport(events=(ev,))))
+    assert found["worker-oom-killed"][0].pids == (7,)
+    other = KernelEvent(kind="oom-kill", pid=8, text="Out of memory: Killed process 8 (x)")
+    assert "worker-oom-killed" not in ids(snaps([proc(1)], exited=(ExitedProcess(pid=7, name="w"),),
+                                               kernel=KernelReport(events=(other,))))

@@ -24,7 +24,7 @@ LINE_SIGNALS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
                 r"|died with|terminated with signal|killed by signal", re.I)),
     ("log-cuda-oom", "CUDA out of memory", re.compile(r"CUDA out of memory|OutOfMemoryError", re.I)),
     ("log-killed", "a process was killed by SIGKILL",
-     re.compile(r"\bKilled\b|SIGKILL|exitcode\s*:?\s*-9\b|signal 9\b|(?:code|status)\s*[:=]?\s*137\b", re.I)),
+     re.compile(r"\bKilled\b|SIGKILL|exitcode\s*:?\s*-9\b|signal 9\b|(?:code|status)\s*[:=]?\s*(?:137|-9)\b", re.I)),
     ("log-traceback", "a traceback", re.compile(r"^Traceback \(most recent call last\)|^\w*(Error|Exception): ")),
     ("log-timeout", "a timeout", re.compile(r"time(d)? ?out", re.I)),
 )

@@ -424,5 +424,14 @@ def observe_snapshots(history: Sequence[Snapshot], th: Thresholds = Thresholds()
     """Every non-stack observation the history supports, newest snapshot last."""
     if not history:
         return []
-    return (process_observations(history, th) + log_observations(history, th) + port_observations(history)
-            + gpu_observations(history, th) + memory_observations(history, th) + kernel_observations(history))
+    out = (process_observations(history, th) + log_observations(history, th) + port_observations(history)
+           + gpu_observations(history, th) + memory_observations(history, th) + kernel_observations(history))
+    return out + _joined(out, history[-1].taken_at)
+
+
+def _joined(observations: Sequence[Observation], at: float) -> list[Observation]:
+    """Facts that take two sources: a worker gone AND a kernel OOM-kill line naming that very PID."""
+    gone = {pid for o in observations if o.id == "worker-exited" for pid in o.pids}
+    killed = [o for o in observations if o.id == "oom-kill" and set(o.pids) & gone]
+    return [_obs("worker-oom-killed", f"the OOM killer killed PID {k.pids[0]}, the worker that vanished", "kernel", at,
+                 k.pids) for k in killed[:1]]

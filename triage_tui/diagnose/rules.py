@@ -149,8 +149,10 @@ ROWS: tuple[Row, ...] = (
     Row("crashed-worker", "log-worker-exited", 0.5),
     Row("crashed-worker", "log-traceback", 0.15),
     Row("crashed-worker", "oom-kill", -0.15, "the OOM killer explains the death"),
+    Row("crashed-worker", "worker-oom-killed", -0.3, "a death by the OOM killer is an OOM"),
     # oom
     Row("oom", "oom-kill", 0.8),
+    Row("oom", "worker-oom-killed", 0.4),
     Row("oom", "memory-low", 0.4),
     Row("oom", "cgroup-at-limit", 0.4),
     Row("oom", "worker-sigkilled", 0.3, "SIGKILL is usually the OOM killer"),
