@@ -1,0 +1,105 @@
+"""Real programs, each stuck in one way, watched live: the expected hypothesis must come out on top
+within a bounded number of ticks (the tick interval is short; no assertion is about time)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from .conftest import watch
+
+
+def test_lock_deadlock_between_threads(spawn) -> None:
+    prog = spawn("deadlock")
+    out = watch("deadlock", [prog.proc.pid], "deadlock", max_ticks=15, stacks_when_idle=True)
+    assert out.top == "deadlock", out.ranking[:3]
+    assert any("locks" in t for t in out.hypothesis("deadlock").for_)
+
+
+def test_busy_loop(spawn) -> None:
+    prog = spawn("busy")
+    out = watch("busy-loop", [prog.proc.pid], "busy-loop", max_ticks=10)
+    assert out.top == "busy-loop", out.ranking[:3]
+
+
+def test_stopped_process(spawn) -> None:
+    prog = spawn("stopped")
+    out = watch("stopped", [prog.proc.pid], "stopped", max_ticks=10)
+    assert out.top == "stopped", out.ranking[:3]
+    assert f"PID {prog.proc.pid}" in out.hypothesis("stopped").title
+
+
+def test_zombie_child(spawn) -> None:
+    prog = spawn("zombie")
+    out = watch("zombie", [prog.proc.pid], "crashed-worker", max_ticks=10)
+    assert out.top == "crashed-worker", out.ranking[:3]
+    assert any(f"PID {prog.ready[0]}" in t and "zombie" in t for t in out.hypothesis("crashed-worker").for_)
+
+
+def test_worker_dies_while_the_others_wait(spawn, tmp_path) -> None:
+    fifo = str(tmp_path / "die")
+    os.mkfifo(fifo)
+    log = tmp_path / "launcher.log"
+    with open(log, "wb") as err:
+        prog = spawn("workers", fifo, stderr=err)
+    doomed = int(prog.ready[2])
+
+    def kill_worker_after_the_first_look(tick: int) -> None:
+        if tick == 3:
+            with open(fifo, "w") as fh:
+                fh.write("die")
+
+    out = watch("worker-died", [prog.proc.pid], "crashed-worker", max_ticks=15, logs=(str(log),),
+                before_tick=kill_worker_after_the_first_look)
+    assert out.top == "crashed-worker", out.ranking[:3]
+    assert any(str(doomed) in t for t in out.hypothesis("crashed-worker").for_), out.hypothesis("crashed-worker")
+
+
+def test_still_loading(spawn, tmp_path) -> None:
+    weights = tmp_path / "model.safetensors"
+    with open(weights, "wb") as fh:
+        fh.write(os.urandom(32 << 20))
+    log = tmp_path / "server.log"
+    prog = spawn("loading", str(weights), str(log))
+    out = watch("still-loading", [prog.proc.pid], "still-loading", max_ticks=12, logs=(str(log),), hold_ticks=2)
+    assert out.top == "still-loading", out.ranking[:3]
+
+
+def test_rendezvous_wait(spawn, tmp_path) -> None:
+    import socket
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = tmp_path / "rank.log"
+    prog = spawn("rendezvous", str(port), str(log))
+    out = watch("rendezvous", [prog.proc.pid], "network-wait", max_ticks=12, logs=(str(log),))
+    assert out.top == "network-wait", out.ranking[:3]
+
+
+def test_healthy_server(spawn) -> None:
+    prog = spawn("server")
+    port = int(prog.ready[0])
+    out = watch("healthy", [prog.proc.pid], "healthy", max_ticks=8, port=port, hold_ticks=2)
+    assert out.top == "healthy", out.ranking[:3]
+    assert any("accepts connections" in t for t in out.hypothesis("healthy").for_)
+
+
+def test_demo_incident_ranks_a_wait_for_the_missing_rank_and_names_it(tmp_path) -> None:
+    from triage_tui.demo.incident import DemoIncident
+
+    with DemoIncident(workers=4, weights_mb=16, base_dir=str(tmp_path)) as demo:
+        info = demo.info
+        assert info is not None
+        out = watch("demo", [info.launcher_pid], "wait-for-missing-rank", max_ticks=20, logs=(info.log_path,),
+                    port=info.port, stacks_when_idle=True, hold_ticks=2, until=lambda s: s.stacks is not None)
+    assert out.top == "wait-for-missing-rank", out.ranking[:3]
+    top = out.hypothesis("wait-for-missing-rank")
+    assert f"PID {info.odd_pid}" in top.title, top.title
+    assert out.hypothesis("crashed-worker").status == "ruled out"
+    oom = out.hypothesis("oom")
+    assert oom.status == "ruled out" and "available" in oom.against[0]
+
+
+_ = subprocess  # spawned programs are reaped by the `spawn` fixture
