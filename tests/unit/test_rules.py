@@ -107,3 +107,10 @@ def test_titles_and_next_checks_take_figures() -> None:
     assert "PID 4242" in h.next_check and "S" in h.next_check
     h0 = by_id(evaluate(obs("several-processes", "all-idle", processes=9)), "wait-for-missing-rank")
     assert "capture stacks of all 9 processes" in h0.next_check
+
+
+def test_a_finding_keeps_its_status_but_never_outranks_a_cause() -> None:
+    hs = evaluate(obs("rss-illusion", "several-processes", "all-idle", "port-refused"))
+    illusion = by_id(hs, "rss-illusion")
+    assert illusion.status == "likely" and illusion.score <= 0.3
+    assert by_id(hs, "wait-for-missing-rank").score > illusion.score

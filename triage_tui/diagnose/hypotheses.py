@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 
 from ..model.snapshot import Hypothesis, Observation
-from .rules import CATALOGUE, NEEDS_CAP, ROWS, RULE_OUTS, Spec
+from .rules import CATALOGUE, FINDING_CAP, NEEDS_CAP, ROWS, RULE_OUTS, Spec
 
 STATUS_ORDER = ("likely", "possible", "unlikely", "ruled out")
 
@@ -111,6 +111,8 @@ def _score(spec: Spec, rows: Sequence, present: Mapping[str, Sequence[Observatio
             against = [reason] + [a for a in against if a.split(" — ")[0] not in reason]
             status, score = "ruled out", 0.0
             break
+    if spec.kind == "finding":  # a finding is a fact about the evidence, not a cause: it never outranks one
+        score = min(score, FINDING_CAP)
     title = _pick(spec.titles, present, spec.title).format_map(figs)
     next_check = _pick(spec.next_checks, present, "").format_map(figs)
     return Hypothesis(spec.id, title, status, score, tuple(for_), tuple(against), next_check), raw

@@ -258,15 +258,16 @@ def log_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Observ
         last = tail.partial.strip() or (tail.lines[-1].text if tail.lines else "")
         kind = classify_last_line(last, tail.lines[-1].level if tail.lines and not tail.partial.strip() else "info")
         silent = tail.seconds_since_last_byte
+        if is_known(silent) and kind == "progress-done" and silent >= min(th.silent_after_s, th.idle_after_s):  # type: ignore[operator]
+            # a finished bar followed by silence says "the next phase never reported" sooner than plain silence
+            out.append(_obs("log-silent-after-load", f"log silent {fmt_s(silent)} since {quote(last, 60)}: "  # type: ignore[arg-type]
+                            "loading finished, the next phase never reported", "logs", now.taken_at))
         if is_known(silent) and silent >= th.silent_after_s:  # type: ignore[operator]
             after = {"progress-done": "a progress bar at 100 %", "traceback": "a traceback",
                      "timeout": "a timeout message", "progress": "an unfinished progress bar"}.get(kind, "")
             text = f"log {tail.source} silent for {fmt_s(silent)}; last line {quote(last)}"  # type: ignore[arg-type]
             out.append(_obs("log-silent", text + (f" ({after})" if after else ""), "logs", now.taken_at,
                             silent_s=round(silent, 1), last_line=last[:200], last_kind=kind))  # type: ignore[arg-type]
-            if kind == "progress-done":
-                out.append(_obs("log-silent-after-load", f"log silent {fmt_s(silent)} since {quote(last, 60)}: "  # type: ignore[arg-type]
-                                "loading finished, the next phase never reported", "logs", now.taken_at))
         elif not is_known(silent) and kind == "progress-done":  # a paste: no timing, but where it ends says much
             out.append(_obs("log-ends-after-load", f"the log ends at {quote(last, 60)}: loading finished, nothing after",
                             "logs", now.taken_at))

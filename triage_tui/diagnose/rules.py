@@ -41,6 +41,7 @@ class RuleOut:
 
 
 NEEDS_CAP = 0.2
+FINDING_CAP = 0.3  # a finding keeps its status (likely) but scores below any possible cause, for faces that sort by score
 
 CATALOGUE: tuple[Spec, ...] = (
     Spec("wait-for-missing-rank", "A wait for a rank that never arrived (the others sleep in a collective or IPC wait)",
