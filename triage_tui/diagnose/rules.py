@@ -99,6 +99,8 @@ ROWS: tuple[Row, ...] = (
     Row("wait-for-missing-rank", "all-idle", 0.25, "everyone waits"),
     Row("wait-for-missing-rank", "log-silent-after-load | log-ends-after-load", 0.15),
     Row("wait-for-missing-rank", "port-refused", 0.1),
+    Row("wait-for-missing-rank", "all-idle & port-refused & log-silent-after-load", 0.1,
+        "start-up stuck between loading and binding the port"),
     Row("wait-for-missing-rank", "gpu-loaded-idle", 0.1),
     Row("wait-for-missing-rank", "workers-present", 0.05),
     Row("wait-for-missing-rank", "stacks-odd-rank", 0.45, "that rank names the cause"),
