@@ -101,13 +101,22 @@ def test_demo_incident_ranks_a_wait_for_the_missing_rank_and_names_it(tmp_path) 
 
 
 
-def _own_memory_cgroup() -> str:
-    """The v1 memory cgroup directory this test runs in (cgroup v1 is mounted at /sys/fs/cgroup/memory)."""
-    for line in open("/proc/self/cgroup").read().splitlines():
+def _own_memory_cgroup() -> tuple[str, tuple[str, ...]]:
+    """(the memory cgroup directory this test runs in, the limit files to write): cgroup v1 at
+    /sys/fs/cgroup/memory, else cgroup v2 at /sys/fs/cgroup. ("", ()) where neither is found."""
+    lines = open("/proc/self/cgroup").read().splitlines()
+    for line in lines:
         _, controllers, path = line.split(":", 2)
         if "memory" in controllers.split(","):
-            return "/sys/fs/cgroup/memory" + path
-    return ""
+            where = "/sys/fs/cgroup/memory" + path
+            if os.path.exists(os.path.join(where, "cgroup.procs")):
+                return where, ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes")
+    for line in lines:
+        if line.startswith("0::"):
+            where = "/sys/fs/cgroup" + line[3:]
+            if os.path.exists(os.path.join(where, "cgroup.controllers")):
+                return where, ("memory.max", "memory.swap.max")
+    return "", ()
 
 
 RECORDED_OOM = """[812345.234567] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/triage-oom,task_memcg=/triage-oom,task=python3,pid={pid},uid=0
@@ -123,17 +132,20 @@ def test_memory_pressure_in_a_small_cgroup_gets_oom_killed(spawn, tmp_path) -> N
     log = tmp_path / "parent.log"
     prog = spawn("oom_parent", "512", str(log))
     hog = int(prog.ready[0])
-    parent_dir = _own_memory_cgroup()
-    cgroup = os.path.join(parent_dir, f"triage-oom-{os.getpid()}")
+    parent_dir, knobs = _own_memory_cgroup()
+    cgroup = os.path.join(parent_dir, f"triage-oom-{os.getpid()}") if parent_dir else ""
     made = False
     try:
         try:
+            if not cgroup:
+                raise OSError("no memory cgroup found for this process")
             os.mkdir(cgroup)
             made = True
-            for knob in ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes"):
-                if os.path.exists(os.path.join(cgroup, knob)):
-                    with open(os.path.join(cgroup, knob), "w") as fh:
-                        fh.write(str(64 << 20))
+            with open(os.path.join(cgroup, knobs[0]), "w") as fh:  # the limit itself must take
+                fh.write(str(64 << 20))
+            if os.path.exists(os.path.join(cgroup, knobs[1])):  # swap too, where the kernel accounts it
+                with open(os.path.join(cgroup, knobs[1]), "w") as fh:
+                    fh.write(str(64 << 20) if knobs[1].startswith("memory.memsw") else "0")
             with open(os.path.join(cgroup, "cgroup.procs"), "w") as fh:
                 fh.write(str(hog))
         except OSError as exc:

@@ -216,3 +216,18 @@ def test_a_part_that_fails_to_parse_is_reported_not_raised() -> None:
     (part,) = ev.parts
     assert part.kind == "free" and not part.used and "could not parse" in part.note
     assert not ev.snapshot.memory.system.total_bytes
+
+
+def test_pyspy_json_in_a_paste_goes_through_the_stacks_parser() -> None:
+    import json
+
+    def thread(pid: int, fn: str) -> dict:
+        return {"pid": pid, "thread_id": pid, "thread_name": "MainThread", "os_thread_id": pid, "active": False,
+                "owns_gil": False, "frames": [{"name": fn, "filename": "/x/torch/distributed/distributed_c10d.py",
+                                               "module": None, "short_filename": "distributed_c10d.py", "line": 10,
+                                               "locals": None}]}
+    text = "py-spy dump --json:\n" + json.dumps([thread(1, "all_reduce"), thread(2, "all_reduce")], indent=1) + "\nbye\n"
+    ev = evidence_from_paste(text)
+    kinds = [(p.kind, p.used) for p in ev.parts]
+    assert ("py-spy-json", True) in kinds and kinds[-1] == ("text", False)
+    assert sorted(p.pid for p in ev.stacks) == [1, 2]
