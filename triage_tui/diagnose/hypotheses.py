@@ -52,7 +52,7 @@ class _Figures(dict):
 
 
 def _figures(present: Mapping[str, Sequence[Observation]], processes: int) -> _Figures:
-    figs = _Figures(processes=processes or "all")
+    figs = _Figures(processes=processes or "the")
     for ident in sorted(present):  # stable: the same observations give the same text
         for obs in present[ident]:
             for k, v in obs.figures.items():

@@ -45,18 +45,21 @@ FINDING_CAP = 0.3  # a finding keeps its status (likely) but scores below any po
 
 CATALOGUE: tuple[Spec, ...] = (
     Spec("wait-for-missing-rank", "A wait for a rank that never arrived (the others sleep in a collective or IPC wait)",
-         needs="several-processes | stacks-odd-rank", needs_text="a single process: no ranks to wait for",
+         needs="several-processes | stacks-several-ranks | stacks-odd-rank",
+         needs_text="fewer than 3 processes seen: no ranks to wait for",
          titles=(("stacks-odd-rank", "A wait for the missing rank: PID {pid} never reached the wait (it is in {frame})"),),
          next_checks=(("stacks-odd-rank", "py-spy dump --native the odd rank PID {pid} and read its frame: S on it"),
                       ("", "capture stacks of all {processes} processes at once, grouped, and look for the rank that "
                            "differs: S (or --auto-stacks)"))),
     Spec("collective-hang", "Every rank stuck inside the same collective (transport / NCCL, not app logic)",
-         needs="several-processes | stacks-same-collective", needs_text="a single process: no collective",
+         needs="several-processes | stacks-several-ranks | stacks-same-collective",
+         needs_text="fewer than 3 processes seen: no collective",
          next_checks=(("stacks-same-collective", "rerun with NCCL_DEBUG=INFO; check P2P/ACS/IOMMU (nvidia-smi topo -m); "
                        "try NCCL_P2P_DISABLE=1"),
                       ("", "capture stacks of all ranks: S — every rank in one collective means the transport"))),
     Spec("collective-mismatch", "Ranks in different collectives (one skipped or reordered a collective)",
-         needs="several-processes | stacks-different-collectives", needs_text="a single process: no collective",
+         needs="several-processes | stacks-several-ranks | stacks-different-collectives",
+         needs_text="fewer than 3 processes seen: no collective",
          next_checks=(("", "capture stacks of all ranks (S) and compare the collective each is in; does it hang at the "
                            "same step every run?"),)),
     Spec("deadlock", "Threads deadlocked on locks",

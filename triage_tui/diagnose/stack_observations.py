@@ -67,6 +67,9 @@ def stack_observations(capture: StackCapture, snapshot: Optional[Snapshot] = Non
     out.append(_obs("stacks-captured", f"stacks of {len(main)} processes captured ({len(groups)} distinct stacks)",
                     at, sorted(main), processes=len(main), groups=len(groups)))
     rank_groups = {pid: main[pid] for pid in ranks if pid in main}
+    if len(rank_groups) >= 2:
+        out.append(_obs("stacks-several-ranks", f"{len(rank_groups)} ranks in the capture", at, sorted(rank_groups),
+                        processes=len(main)))
     frames = Counter(g.wait_frame for g in rank_groups.values())
     kinds = Counter(g.wait_kind for g in rank_groups.values())
     if len(rank_groups) >= 2 and kinds.get("collective", 0) == len(rank_groups):
