@@ -1,0 +1,136 @@
+"""Observations from the machine's resources: ports, GPUs, memory (the RSS illusion, real pressure), kernel."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..model.snapshot import Observation, Snapshot
+from ..model.unavailable import is_known
+from .figures import fmt_bytes, quote
+
+if TYPE_CHECKING:
+    from .observations import Thresholds
+
+
+def _obs(oid: str, text: str, source: str, at: float, pids: Sequence[int] = (), **figures: object) -> Observation:
+    clean = {k: v for k, v in figures.items() if isinstance(v, (int, float, str))}
+    return Observation(id=oid, text=text, source=source, at=at, figures=clean, pids=tuple(pids))
+
+
+def port_observations(history: Sequence[Snapshot]) -> list[Observation]:
+    now = history[-1]
+    probes = now.ports.probes
+    out: list[Observation] = []
+    if probes:
+        ok = [p for p in probes if p.result == "accepted"]
+        where = ", ".join(f"{p.address}:{p.port} {p.result}" for p in probes)
+        if ok:
+            out.append(_obs("port-accepting", f"port {ok[0].port} accepts connections ({where})", "ports", now.taken_at,
+                            port=ok[0].port))
+        else:
+            out.append(_obs("port-refused", f"port {probes[0].port} not answering: {where}", "ports", now.taken_at,
+                            port=probes[0].port))
+    return out
+
+
+def gpu_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Observation]:
+    now = history[-1]
+    out: list[Observation] = []
+    devices = [d for d in now.gpus.devices if d.error is None and not d.lost]
+    loaded = [d for d in devices if is_known(d.memory_used_bytes) and d.memory_used_bytes >= th.gpu_loaded_bytes]  # type: ignore[operator]
+    if loaded:
+        flat = [d for d in loaded if _util_always(history, d.index, lambda u: u == 0)]
+        if len(flat) == len(loaded):
+            used = ", ".join(sorted({fmt_bytes(d.memory_used_bytes) for d in loaded}))  # type: ignore[arg-type]
+            out.append(_obs("gpu-loaded-idle", f"{len(loaded)} GPUs hold {used} each at 0 % utilisation "
+                            f"over {len(history)} look(s): the GPUs wait for the host", "gpus", now.taken_at,
+                            gpus=len(loaded)))
+    spin = []
+    for d in devices:
+        if not (is_known(d.utilization_gpu_percent) and d.utilization_gpu_percent >= th.gpu_spin_util):  # type: ignore[operator]
+            continue
+        if is_known(d.power_draw_w) and is_known(d.power_limit_w) and d.power_limit_w:
+            ratio = d.power_draw_w / d.power_limit_w  # type: ignore[operator]
+            if ratio < th.gpu_low_power_ratio:
+                spin.append((d, ratio))
+            else:
+                out.append(_obs("gpu-computing", f"GPU {d.index} at {d.utilization_gpu_percent} % with "
+                                f"{d.power_draw_w:.0f} W of {d.power_limit_w:.0f} W: real compute", "gpus", now.taken_at))
+    if spin:
+        d, ratio = spin[0]
+        out.append(_obs("gpu-spin", f"{len(spin)} GPU(s) pinned at {d.utilization_gpu_percent} % utilisation at "
+                        f"{d.power_draw_w:.0f} W of {d.power_limit_w:.0f} W ({ratio * 100:.0f} %): a spin-wait, "  # type: ignore[str-format]
+                        "not compute", "gpus", now.taken_at, gpus=len(spin)))
+    return out
+
+
+def _util_always(history: Sequence[Snapshot], index: int, test) -> bool:
+    values = [d.utilization_gpu_percent for s in history[-10:] for d in s.gpus.devices if d.index == index]
+    known = [v for v in values if is_known(v)]
+    return bool(known) and all(test(v) for v in known)
+
+
+def memory_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Observation]:
+    now = history[-1]
+    at = now.taken_at
+    sysm, tgt, cg = now.memory.system, now.memory.target, now.memory.cgroup
+    out: list[Observation] = []
+    total = sysm.total_bytes if is_known(sysm.total_bytes) else None
+    avail = sysm.available_bytes if is_known(sysm.available_bytes) else None
+    rss = tgt.rss_sum_bytes if is_known(tgt.rss_sum_bytes) else None
+    pss = tgt.pss_sum_bytes if is_known(tgt.pss_sum_bytes) and tgt.pss_covered else None
+    if total and avail is not None:
+        if avail < th.memory_low_ratio * total:
+            out.append(_obs("memory-low", f"only {fmt_bytes(avail)} available of {fmt_bytes(total)} RAM "
+                            f"({avail / total * 100:.1f} %)", "memory", at, available=avail, total=total))
+        else:
+            used = f", used {fmt_bytes(sysm.used_bytes)}" if is_known(sysm.used_bytes) else ""  # type: ignore[arg-type]
+            out.append(_obs("memory-ample", f"{fmt_bytes(avail)} available of {fmt_bytes(total)} RAM{used}: "
+                            "no memory pressure", "memory", at, available=avail, total=total))
+    if rss and (pss or total):
+        parts = []
+        if pss and rss >= th.illusion_ratio * pss:
+            parts.append(f"PSS sum {fmt_bytes(pss)}")
+        if total and rss > total:
+            parts.append(f"{rss / total:.1f}× the machine's {fmt_bytes(total)} RAM")
+        file_b = tgt.file_sum_bytes if is_known(tgt.file_sum_bytes) else 0
+        anon_b = tgt.anon_sum_bytes if is_known(tgt.anon_sum_bytes) else 0
+        if parts:
+            shared = f"; file-backed {fmt_bytes(file_b)} vs anonymous {fmt_bytes(anon_b)}" if file_b or anon_b else ""  # type: ignore[arg-type]
+            out.append(_obs("rss-illusion", f"RSS summed over {tgt.processes or '?'} processes is {fmt_bytes(rss)}, "
+                            f"{', '.join(parts)}{shared}: shared pages counted once per process", "memory", at,
+                            rss_sum=rss, pss_sum=pss or 0, total=total or 0))
+    anon = [s.memory.target.anon_sum_bytes for s in history[-6:] if is_known(s.memory.target.anon_sum_bytes)]
+    if len(anon) >= 3 and all(b > a for a, b in zip(anon, anon[1:], strict=False)) and anon[-1] - anon[0] > 64 << 20:  # type: ignore[operator]
+        out.append(_obs("anon-growing", f"anonymous memory of the tree grew {fmt_bytes(anon[-1] - anon[0])} "  # type: ignore[operator]
+                        f"over {len(anon)} looks", "memory", at))
+    if is_known(cg.current_bytes) and is_known(cg.max_bytes) and cg.max_bytes:
+        if cg.current_bytes >= th.cgroup_full_ratio * cg.max_bytes:  # type: ignore[operator]
+            out.append(_obs("cgroup-at-limit", f"cgroup {cg.path} at {fmt_bytes(cg.current_bytes)} of its "  # type: ignore[arg-type]
+                            f"{fmt_bytes(cg.max_bytes)} limit", "memory", at))  # type: ignore[arg-type]
+    kills = [s.memory.cgroup.oom_kills for s in history if is_known(s.memory.cgroup.oom_kills)]
+    if kills and kills[-1] > 0:  # type: ignore[operator]
+        out.append(_obs("oom-kill", f"cgroup {cg.path} counts {kills[-1]} OOM kill(s)", "memory", at, kills=kills[-1]))  # type: ignore[arg-type]
+    return out
+
+
+def kernel_observations(history: Sequence[Snapshot]) -> list[Observation]:
+    now = history[-1]
+    out: list[Observation] = []
+    seen: set[str] = set()
+    for snap in history:
+        for ev in snap.kernel.events:
+            if ev.text in seen:
+                continue
+            seen.add(ev.text)
+            pid = (ev.pid,) if ev.pid else ()
+            if ev.kind == "oom-kill":
+                out.append(_obs("oom-kill", f"kernel OOM killer: {quote(ev.text, 100)}", "kernel", now.taken_at, pid))
+            elif ev.kind == "segfault":
+                out.append(_obs("segfault", f"kernel: {quote(ev.text, 100)}", "kernel", now.taken_at, pid))
+    if now.kernel.error is None and not seen:
+        out.append(_obs("no-oom-kill", "no OOM-kill line in the kernel log", "kernel", now.taken_at))
+    return out
+
+
