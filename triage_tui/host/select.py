@@ -1,0 +1,35 @@
+"""Which Host a command watches: this machine, or the node named by --ssh."""
+
+from __future__ import annotations
+
+import argparse
+
+from .base import Host, TargetError
+
+
+def host_from_args(args: argparse.Namespace) -> Host:
+    """LocalHost without --ssh; SshHost with it (-i, --ssh-config, --accept-new-host-key, --agentless).
+
+    Raises TargetError (one line for `commands.fail`) for a bad destination or an unreadable config/key;
+    the connection itself is opened by the first resolve(), which raises TargetError (SshError) too.
+    """
+    destination = getattr(args, "ssh", None)
+    if not destination:
+        try:
+            from .local import LocalHost  # type: ignore[import-not-found]
+        except ImportError:
+            raise TargetError("local collectors are not built yet (host/local.py)") from None
+        return LocalHost()
+    from .ssh import SshHost
+    from .ssh_connect import SshOptions, load_config, split_destination
+
+    split_destination(destination)  # a malformed destination fails here, before any connection
+    load_config(getattr(args, "ssh_config", None))
+    options = SshOptions(
+        destination=destination,
+        identity=getattr(args, "identity", None),
+        config_file=getattr(args, "ssh_config", None),
+        known_hosts=getattr(args, "known_hosts", None),
+        accept_new_host_key=bool(getattr(args, "accept_new_host_key", False)),
+    )
+    return SshHost(options, agentless=bool(getattr(args, "agentless", False)))
