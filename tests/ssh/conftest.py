@@ -20,6 +20,8 @@ from typing import Optional
 import psutil
 import pytest
 
+from triage_tui.host.ssh_connect import SshOptions
+
 SSHD = "/usr/sbin/sshd"
 READY_TIMEOUT_S = 30.0
 
@@ -44,6 +46,7 @@ class Sshd:
     directory: Path
     proc: Optional[subprocess.Popen] = None
     log: list[str] = field(default_factory=list)
+    log_level: str = "VERBOSE"  # DEBUG1 also logs direct-tcpip requests (the ProxyJump test reads them)
 
     def start(self) -> None:
         config = self.directory / f"sshd_config_{self.port}"
@@ -51,7 +54,7 @@ class Sshd:
             f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {self.host_key}\n"
             f"PidFile {self.directory}/sshd_{self.port}.pid\nAuthorizedKeysFile {self.directory}/authorized_keys\n"
             "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-            "StrictModes no\nUsePAM no\nAllowTcpForwarding yes\nLogLevel VERBOSE\n"
+            f"StrictModes no\nUsePAM no\nAllowTcpForwarding yes\nLogLevel {self.log_level}\n"
         )
         self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -111,11 +114,11 @@ class SshEnv:
     config: Path
     servers: list[Sshd] = field(default_factory=list)
 
-    def sshd(self, host_key: Optional[Path] = None, port: Optional[int] = None) -> Sshd:
+    def sshd(self, host_key: Optional[Path] = None, port: Optional[int] = None, log_level: str = "VERBOSE") -> Sshd:
         key = host_key or self.directory / f"host_key_{len(self.servers)}"
         if not key.exists():
             _keygen(key)
-        server = Sshd(port or _free_port(), key, self.directory)
+        server = Sshd(port or _free_port(), key, self.directory, log_level=log_level)
         server.start()
         self.servers.append(server)
         return server
@@ -163,3 +166,38 @@ def sleeper_tree() -> Iterator[subprocess.Popen]:
     finally:
         _kill(psutil.Process(proc.pid))
         proc.wait(timeout=30)
+
+
+@dataclass
+class Node:
+    """One trusted sshd reachable as the alias `node` in env.config."""
+
+    env: SshEnv
+    server: Sshd
+
+    def options(self, **overrides: object) -> SshOptions:
+        fields: dict = dict(destination="node", config_file=str(self.env.config),
+                            known_hosts=str(self.env.known_hosts), interactive=False, timeout_s=15.0)
+        fields.update(overrides)
+        return SshOptions(**fields)
+
+
+def host_block(alias: str, server: Sshd, key: Path, extra: str = "") -> str:
+    return f"Host {alias}\n  HostName 127.0.0.1\n  Port {server.port}\n  User root\n  IdentityFile {key}\n{extra}"
+
+
+@pytest.fixture
+def node(ssh_env: SshEnv) -> Node:
+    server = ssh_env.sshd()
+    ssh_env.trust(server)
+    ssh_env.write_config(host_block("node", server, ssh_env.user_key))
+    return Node(ssh_env, server)
+
+
+def agent_processes(private_dir: str) -> list[psutil.Process]:
+    """Processes still running from an agent's private directory (there must be none after close)."""
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        if private_dir in " ".join(p.info["cmdline"] or ()):
+            found.append(p)
+    return found

@@ -29,7 +29,8 @@ BACKOFF_MAX_S = 30.0
 class SshHost:
     """One node over SSH. Not thread-safe: one refresh at a time (as Incident ticks)."""
 
-    def __init__(self, options: SshOptions, agentless: bool = False, request_timeout_s: float = 30.0) -> None:
+    def __init__(self, options: SshOptions, agentless: bool = False, request_timeout_s: float = 30.0,
+                 backoff_start_s: float = BACKOFF_START_S) -> None:
         self.options = options
         self.name = options.destination
         self.want_agentless = agentless
@@ -41,7 +42,8 @@ class SshHost:
         self._down_since: Optional[float] = None
         self._down_reason = ""
         self._next_try = 0.0
-        self._backoff = BACKOFF_START_S
+        self._backoff_start = backoff_start_s
+        self._backoff = backoff_start_s
         self._status_pids: list[int] = []
         self._closed_sent = 0
         self._closed_received = 0
@@ -87,7 +89,7 @@ class SshHost:
             self._mark_down(str(exc))
             raise
         self._conn = conn
-        self._down_since, self._backoff = None, BACKOFF_START_S
+        self._down_since, self._backoff = None, self._backoff_start
         return conn
 
     def _mark_down(self, reason: str) -> None:

@@ -81,6 +81,12 @@ class AgentSession:
         except BaseException:
             session.close()
             raise
+        if session.hello.get("schema") != SCHEMA_VERSION or session.hello.get("protocol") != PROTOCOL_VERSION:
+            session.close()
+            raise SshError(
+                f"the agent on {conn.endpoint.alias} speaks schema {session.hello.get('schema')} protocol "
+                f"{session.hello.get('protocol')}, this triage {SCHEMA_VERSION}/{PROTOCOL_VERSION}: refusing the mismatch"
+            )
         session.agent_pid = session.hello.get("pid")
         return session
 

@@ -145,7 +145,11 @@ def _load_key(path: str, interactive: bool) -> paramiko.PKey:
     """Load a private key; an encrypted one asks for its passphrase only on a terminal, never otherwise."""
     try:
         return paramiko.PKey.from_path(path)
-    except paramiko.PasswordRequiredException:
+    except (paramiko.PasswordRequiredException, TypeError) as exc:
+        # paramiko raises PasswordRequiredException for PEM keys, but lets cryptography's TypeError
+        # ("password was not provided") through for OpenSSH-format keys: both mean "encrypted".
+        if isinstance(exc, TypeError) and "password" not in str(exc).lower():
+            raise SshError(f"cannot read key {path}: {exc}") from None
         if not interactive:
             raise SshError(
                 f"key {path} needs a passphrase and stdin is not a terminal; load it into ssh-agent (ssh-add) "
@@ -154,7 +158,7 @@ def _load_key(path: str, interactive: bool) -> paramiko.PKey:
         passphrase = getpass.getpass(f"Passphrase for {path}: ")
         try:
             return paramiko.PKey.from_path(path, passphrase=passphrase)
-        except paramiko.SSHException as exc:
+        except (paramiko.SSHException, ValueError, TypeError) as exc:
             raise SshError(f"cannot unlock key {path}: {exc}") from None
     except FileNotFoundError:
         raise SshError(f"key file not found: {path}") from None
