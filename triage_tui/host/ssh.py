@@ -45,6 +45,7 @@ class SshHost:
         self._backoff_start = backoff_start_s
         self._backoff = backoff_start_s
         self._status_pids: list[int] = []
+        self._pending_note = ""  # said once, in the first snapshot after a reconnect
         self._closed_sent = 0
         self._closed_received = 0
 
@@ -68,8 +69,10 @@ class SshHost:
     def _ensure(self, pids: Sequence[int] = ()) -> Connection:
         if self._conn is not None and self._conn.is_active():
             return self._conn
-        self._drop()
         now = time.time()
+        if self._conn is not None and self._down_since is None:
+            self._down_since, self._down_reason = now, "connection lost"  # noticed now, between refreshes
+        self._drop()
         if self._down_since is not None and now < self._next_try:
             raise SshError(self._down_text() + f"; next attempt in {self._next_try - now:.0f} s")
         try:
@@ -89,6 +92,9 @@ class SshHost:
             self._mark_down(str(exc))
             raise
         self._conn = conn
+        if self._down_since is not None:
+            self._pending_note = (f"reconnected at {_clock(time.time())} after an outage since "
+                                  f"{_clock(self._down_since)} ({self._down_reason})")
         self._down_since, self._backoff = None, self._backoff_start
         return conn
 
@@ -101,8 +107,7 @@ class SshHost:
         self._backoff = min(self._backoff * 2, BACKOFF_MAX_S)
 
     def _down_text(self) -> str:
-        since = time.strftime("%H:%M:%S", time.localtime(self._down_since or time.time()))
-        return f"disconnected since {since}: {self._down_reason}"
+        return f"disconnected since {_clock(self._down_since or time.time())}: {self._down_reason}"
 
     def _drop(self) -> None:
         if self._agent is not None:
@@ -141,12 +146,17 @@ class SshHost:
                 reply = self._agent.request("collect", self.request_timeout_s, target=to_data(target), options=to_data(options))
                 snapshot: Snapshot = from_data(Snapshot, reply["snapshot"])
                 notes = SourceStatus("mode", "ok", 0.0, "; ".join(self.mode_notes))
-                return _with_sources(snapshot, SourceStatus("ssh", "ok", (time.time() - started) * 1000, "agent mode"), notes)
+                ssh = SourceStatus("ssh", "ok", (time.time() - started) * 1000, self._take_note("agent mode"))
+                return _with_sources(snapshot, ssh, notes)
             marker = new_marker()
             status_pids = sorted(set(self._status_pids) | {r.pid for r in target.roots})
             sections = self._run_script(conn, marker, build_script(marker, status_pids, options.logs))
             snapshot = build_snapshot(self.name, target, options, sections, status_pids, started, (time.time() - started) * 1000)
             self._status_pids = [p.pid for p in snapshot.processes if not p.exited]
+            if self._pending_note:
+                sources = tuple(dataclasses.replace(x, detail=self._take_note(x.detail)) if x.name == "ssh" else x
+                                for x in snapshot.sources)
+                snapshot = dataclasses.replace(snapshot, sources=sources)
             return snapshot
         except SshError as exc:
             if self.connected:
@@ -171,11 +181,19 @@ class SshHost:
     def close(self) -> None:
         self._drop()
 
+    def _take_note(self, detail: str) -> str:
+        note, self._pending_note = self._pending_note, ""
+        return f"{detail}; {note}" if note else detail
+
     def _run_script(self, conn: Connection, marker: str, script: str) -> Sections:
         result = run_command(conn, "sh -s", self.request_timeout_s, stdin=script.encode())
         self._closed_sent += result.bytes_sent
         self._closed_received += result.bytes_received
         return split_sections(result.stdout.decode(errors="replace"), marker)
+
+
+def _clock(at: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(at))
 
 
 def _with_sources(snapshot: Snapshot, *extra: SourceStatus) -> Snapshot:
