@@ -1,0 +1,132 @@
+"""Parsers for captured /proc text, malformed text included."""
+
+from __future__ import annotations
+
+import pytest
+
+from triage_tui.collect.memory import smaps_figure_from_text, system_memory_from_meminfo
+from triage_tui.model import is_known
+from triage_tui.parse.procfs import (
+    kb_field_bytes,
+    parse_kb_table,
+    parse_net_tcp,
+    parse_stat,
+    parse_status,
+)
+
+STAT = ("7780 (cat) R 7774 7774 2972 0 -1 4194304 99 0 3 0 12 5 0 0 20 0 1 0 43278 3133440 360 "
+        "18446744073709551615 93998316326912 93998316346793 140721399293504 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 "
+        "93998316362800 93998316364416 93998976401408 140721399294688 140721399294708 140721399294708 "
+        "140721399295979 0")
+
+
+def test_stat_fields() -> None:
+    stat = parse_stat(STAT)
+    assert stat is not None
+    assert (stat.pid, stat.comm, stat.state, stat.ppid, stat.pgrp) == (7780, "cat", "R", 7774, 7774)
+    assert (stat.majflt, stat.utime, stat.stime, stat.num_threads, stat.starttime, stat.rss_pages) == (
+        3, 12, 5, 1, 43278, 360)
+    assert stat.exit_code == 0
+
+
+@pytest.mark.parametrize("comm", ["a b", "x) R 1 (y", "((sd-pam))", ")", ""])
+def test_stat_comm_with_spaces_and_parens(comm: str) -> None:
+    stat = parse_stat(STAT.replace("(cat)", f"({comm})"))
+    assert stat is not None and stat.comm == comm and stat.state == "R" and stat.ppid == 7774
+
+
+def test_stat_without_exit_code_field_old_kernel() -> None:
+    short = " ".join(STAT.split()[:44])
+    stat = parse_stat(short)
+    assert stat is not None and stat.exit_code is None
+
+
+@pytest.mark.parametrize("text", ["", "garbage", "12 (x", "12 (x) S 1 2", "abc (x) " + " ".join(["1"] * 50),
+                                  "12 (x) S one 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22"])
+def test_malformed_stat_is_none(text: str) -> None:
+    assert parse_stat(text) is None
+
+
+def test_status_memory_split_and_zombie() -> None:
+    fields = parse_status("Name:\tpython3\nState:\tS (sleeping)\nVmRSS:\t  927000 kB\nRssAnon:\t 1000 kB\n"
+                          "RssFile:\t 2 kB\nNSpid:\t46294\t12\nno colon here\nVmSize:\tnot-a-number kB\n")
+    assert fields["Name"] == "python3"
+    assert kb_field_bytes(fields, "VmRSS") == 927000 * 1024
+    assert kb_field_bytes(fields, "RssShmem") is None  # absent, as in a zombie's status
+    assert kb_field_bytes(fields, "VmSize") is None  # malformed
+    assert fields["NSpid"].split() == ["46294", "12"]
+
+
+MEMINFO = """MemTotal:       24683652 kB
+MemFree:        24164376 kB
+MemAvailable:   24321580 kB
+Buffers:           10448 kB
+Cached:           361092 kB
+SwapCached:            0 kB
+Shmem:              8956 kB
+SReclaimable:      40876 kB
+SwapTotal:       2097148 kB
+SwapFree:        2097000 kB
+Bogus line without number:
+HugePages_Total:       0
+"""
+
+
+def test_meminfo_gives_what_free_prints() -> None:
+    table = parse_kb_table(MEMINFO)
+    assert table["HugePages_Total"] == 0 and "Bogus line without number" not in table
+    system = system_memory_from_meminfo(table)
+    assert system.total_bytes == 24683652 * 1024
+    assert system.used_bytes == (24683652 - 24321580) * 1024  # procps-ng 4: total - available
+    assert system.buff_cache_bytes == (10448 + 361092 + 40876) * 1024
+    assert system.shared_bytes == 8956 * 1024
+    assert system.swap_used_bytes == 148 * 1024
+
+
+def test_meminfo_without_available_falls_back_and_missing_keys_are_unavailable() -> None:
+    system = system_memory_from_meminfo(parse_kb_table("MemTotal: 1000 kB\nMemFree: 100 kB\nCached: 200 kB\n"))
+    assert system.used_bytes == (1000 - 100 - 200) * 1024
+    assert not is_known(system.available_bytes) and "MemAvailable" in system.available_bytes.reason
+    assert not is_known(system.swap_used_bytes)
+    empty = system_memory_from_meminfo(parse_kb_table("total nonsense"))
+    assert not is_known(empty.total_bytes) and not is_known(empty.used_bytes)
+
+
+ROLLUP = """55cb32f49000-7fffc4ae1000 ---p 00000000 00:00 0                          [rollup]
+Rss:                1756 kB
+Pss:                 299 kB
+Shared_Clean:       1600 kB
+Private_Clean:        40 kB
+Private_Dirty:       116 kB
+Swap:                  8 kB
+"""
+
+
+def test_smaps_rollup_pss_uss_swap() -> None:
+    figure = smaps_figure_from_text(1, ROLLUP, read_at=100.0, cost_ms=1.5)
+    assert (figure.pss_bytes, figure.uss_bytes, figure.swap_bytes) == (299 * 1024, 156 * 1024, 8 * 1024)
+
+
+def test_empty_smaps_rollup_is_unavailable_not_zero() -> None:
+    figure = smaps_figure_from_text(1, "", read_at=100.0, cost_ms=0.1)
+    assert not is_known(figure.pss_bytes) and "empty" in figure.pss_bytes.reason  # type: ignore[union-attr]
+
+
+NET_TCP = """  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:1F40 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 640 1 0 100 0 0 10 0
+   1: 020200C0:BEE4 507100CB:0050 06 00000000:00000000 03:00000D8A 00000000     0        0 0 3 0
+   2: broken line
+   3: ZZZZ:1F40 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 641 1 0
+"""
+
+NET_TCP6 = """  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 00000000000000000000000001000000:1F40 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 777 1 0
+"""
+
+
+def test_net_tcp_rows() -> None:
+    rows = parse_net_tcp(NET_TCP, "tcp")
+    assert [(r.address, r.port, r.state, r.inode) for r in rows] == [
+        ("127.0.0.1", 8000, 0x0A, 640), ("192.0.2.2", 48868, 0x06, 0)]
+    v6 = parse_net_tcp(NET_TCP6, "tcp6")
+    assert [(r.address, r.port, r.inode, r.family) for r in v6] == [("::1", 8000, 777, "tcp6")]
