@@ -229,6 +229,9 @@ class GpuDevice:
     processes: tuple[GpuProcess, ...] = ()
     lost: bool = False
     error: Optional[Unavailable] = None
+    # when these figures were read; an older read_at than the snapshot's means stale figures kept
+    # while NVML was blocked (error says so); None: nothing was read
+    read_at: Optional[float] = None
 
 
 @dataclass(frozen=True)
