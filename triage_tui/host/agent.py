@@ -31,12 +31,12 @@ PROTOCOL_VERSION = 1
 def make_node_host() -> Any:
     """The collectors of a local run; the minimal psutil ones where core's LocalHost is not in this build."""
     try:
-        from .local import LocalHost  # type: ignore[import-not-found]
+        from .select import local_host
+        return local_host()
     except ImportError:
         from .agent_fallback import MinimalHost
 
         return MinimalHost()
-    return LocalHost()
 
 
 def file_mappings(pid: int) -> list[str]:
