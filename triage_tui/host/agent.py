@@ -93,6 +93,9 @@ class AgentServer:
             return {"ok": True, "capture": to_data(capture)}
         if op == "mappings":
             return {"ok": True, "files": file_mappings(int(request["pid"]))}
+        if op == "wait_for_budgeted_reads":
+            wait = getattr(self.host, "wait_for_budgeted_reads", None)
+            return {"ok": True, "done": bool(wait(float(request.get("wait_s", 10.0)))) if wait else True}
         if op == "bye":
             return {"ok": True, "bye": True}
         return {"ok": False, "kind": "protocol", "error": f"unknown request {op!r}"}

@@ -178,6 +178,17 @@ class SshHost:
                 self._failed(exc)
             return StackCapture(taken_at=started, pids=tuple(pids), notes=(f"no capture: {self._down_text()}",))
 
+    def wait_for_budgeted_reads(self, timeout_s: float = 10.0) -> bool:
+        """LocalHost's hook for one-shot reports (PSS is read off-thread on the node); agentless has no PSS."""
+        if self._agent is None:
+            return True
+        try:
+            reply = self._agent.request("wait_for_budgeted_reads", timeout_s + self.request_timeout_s, wait_s=timeout_s)
+        except SshError as exc:
+            self._failed(exc)
+            return False
+        return bool(reply.get("done"))
+
     def close(self) -> None:
         self._drop()
 

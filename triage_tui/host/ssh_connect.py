@@ -49,6 +49,7 @@ class Endpoint:
     user: str = ""
     identity_files: tuple[str, ...] = ()
     jumps: tuple[str, ...] = field(default=())  # ProxyJump hops, outermost first
+    known_hosts: str = ""  # UserKnownHostsFile from the config (first one), "" when unset
 
 
 def split_destination(text: str) -> tuple[Optional[str], str, Optional[int]]:
@@ -106,6 +107,7 @@ def resolve_endpoint(destination: str, config: paramiko.SSHConfig, identity: Opt
         user=user or entry.get("user") or getpass.getuser(),
         identity_files=tuple(identities),
         jumps=jumps,
+        known_hosts=os.path.expanduser((entry.get("userknownhostsfile") or "").split()[0]) if entry.get("userknownhostsfile") else "",
     )
 
 
@@ -240,8 +242,9 @@ def _connect_one(endpoint: Endpoint, options: SshOptions, known_hosts: str, sock
 def connect(options: SshOptions) -> Connection:
     """Connect to `options.destination`, hop by hop through its ProxyJump chain (direct-tcpip channels)."""
     config = load_config(options.config_file)
-    known_hosts = options.known_hosts or os.path.expanduser("~/.ssh/known_hosts")
     target = resolve_endpoint(options.destination, config, options.identity)
+    # one known_hosts for the whole chain: an explicit path, else the target's UserKnownHostsFile, else ssh's default
+    known_hosts = options.known_hosts or target.known_hosts or os.path.expanduser("~/.ssh/known_hosts")
     # A hop without its own IdentityFile uses -i too (one key for the bastion and the node is the common case).
     hops = [resolve_endpoint(j, config) for j in target.jumps]
     if options.identity:
