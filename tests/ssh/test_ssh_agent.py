@@ -122,3 +122,31 @@ def test_agent_server_protocol_errors_are_answers_not_crashes(tmp_path) -> None:
     assert server.answer('{"id": 5, "op": "frobnicate"}')["kind"] == "protocol"
     mappings = server.answer(json.dumps({"id": 6, "op": "mappings", "pid": os.getpid()}))
     assert any("python" in f for f in mappings["files"])
+
+
+def test_pyspy_uploaded_when_the_node_has_none_and_gone_after(node: Node, sleeper_tree: subprocess.Popen,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    original = ssh_agent_client.probe_script
+    # the node "has no py-spy": the probe looks on a PATH without it
+    monkeypatch.setattr(ssh_agent_client, "probe_script", lambda pids: "PATH=/usr/bin:/bin; " + original(pids))
+    host = SshHost(node.options())
+    try:
+        host.resolve([str(sleeper_tree.pid)])
+        uploaded = os.path.join(host.agent_dir, "py-spy")
+        assert host._agent.hello["pyspy"] == uploaded  # type: ignore[union-attr]
+        assert stat.S_IMODE(os.stat(uploaded).st_mode) == 0o700
+        kid = psutil.Process(sleeper_tree.pid).children()[0].pid
+        capture = host.capture_stacks([kid], StackOptions(timeout_s=20))
+        assert capture.processes[0].error is None and capture.processes[0].threads
+    finally:
+        host.close()
+    assert not os.path.exists(uploaded)
+
+
+def test_pyspy_not_uploaded_to_another_architecture() -> None:
+    from triage_tui.host.ssh_agent_bundle import ProbeResult, pyspy_upload_plan
+
+    binary, note = pyspy_upload_plan(ProbeResult("/tmp/x", "riscv128", "", ("python3",)))
+    assert binary is None and "riscv128" in note
+    binary, note = pyspy_upload_plan(ProbeResult("/tmp/x", "x86_64", "/usr/bin/py-spy", ("python3",)))
+    assert binary is None and "node's py-spy" in note
