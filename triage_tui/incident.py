@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Any, Callable, Optional, Protocol, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Optional, Protocol
 
 from .diagnose.engine import Diagnosis, DiagnosisEngine
 from .host.base import CollectOptions, Host, StackOptions

@@ -134,7 +134,7 @@ def test_process_stopped_before_the_capture_is_left_stopped_and_not_attached() -
         os.waitid(os.P_PID, stopped.pid, os.WSTOPPED)
         capture = capture_stacks([info["pid"], other["pid"]], OPTIONS)
         assert process_state(info["pid"]) == "T", "a stop that was not ours must not be undone"
-        assert process_state(other["pid"]) == "S"
+        assert process_state(other["pid"]) not in ("T", "t"), "the other one runs on"
     row = _process(capture, info["pid"])
     assert row.source == "kernel" and not row.resumed
     assert row.error is not None and "stopped" in row.error.reason and "kill -CONT" in row.error.hint

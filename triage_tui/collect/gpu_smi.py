@@ -94,10 +94,12 @@ class NvidiaSmiCollector:
         for uuid, process in apps:
             by_uuid.setdefault(uuid, []).append(dataclasses.replace(process, local_pid=mapper.local_pid(process.pid)))
         now = time.time()
+        # Unavailable is falsy by design: test against None, never with `or`
+        processes_error = None if apps_error is None else Unavailable(f"processes: {apps_error.reason}", apps_error.hint)
         devices = tuple(
             dataclasses.replace(
                 d, processes=tuple(by_uuid.get(d.uuid, ())) if isinstance(d.uuid, str) else (),
-                error=d.error or (Unavailable(f"processes: {apps_error.reason}", apps_error.hint) if apps_error else None),
+                error=d.error if d.error is not None else processes_error,
                 read_at=now,
             )
             for d in devices

@@ -87,22 +87,55 @@ def probe_port(port: int, address: str, timeout_s: float = PROBE_TIMEOUT_S) -> P
         sock.close()
 
 
+_DENIED = None
+
+
+class PortCollector:
+    """collect_ports with memory: reading every fd link of every process each tick is the costly
+    part, and a process's listening sockets can only change when the machine's set of listening
+    inodes changes, so per-PID answers are kept until that set (or the PID set) changes."""
+
+    def __init__(self, proc: str = "/proc") -> None:
+        self._proc = proc
+        self._key: frozenset[int] = frozenset()
+        self._by_pid: dict[int, Optional[tuple[int, ...]]] = {}  # None: permission denied
+
+    def collect(self, pids: Sequence[int], port: Optional[int] = None) -> PortReport:
+        sockets = listening_tcp_sockets(self._proc)
+        key = frozenset(s.inode for s in sockets)
+        if key != self._key:
+            self._key, self._by_pid = key, {}
+        wanted = set(pids)
+        for gone in set(self._by_pid) - wanted:
+            del self._by_pid[gone]
+        for pid in pids:
+            if pid in self._by_pid:
+                continue
+            try:
+                self._by_pid[pid] = tuple(sorted(socket_inodes(pid, self._proc) & key))
+            except PermissionError:
+                self._by_pid[pid] = _DENIED
+            except OSError:
+                continue  # exited: not cached, so a reused PID is read afresh
+        return _report(sockets, [(pid, self._by_pid.get(pid, ())) for pid in pids], port)
+
+
 def collect_ports(pids: Sequence[int], port: Optional[int] = None, proc: str = "/proc") -> PortReport:
     """Sockets the tree listens on, and (for --port / :PORT) probes of 127.0.0.1 and ::1."""
+    return PortCollector(proc).collect(pids, port)
+
+
+def _report(sockets: list[TcpSocket], held: list[tuple[int, Optional[tuple[int, ...]]]],
+            port: Optional[int]) -> PortReport:
     error: Optional[Unavailable] = None
     listening: list[ListeningSocket] = []
-    sockets = listening_tcp_sockets(proc)
     by_inode = {s.inode: s for s in sockets}
     denied = 0
-    for pid in pids:
-        try:
-            held = socket_inodes(pid, proc)
-        except PermissionError:
+    for pid, inodes in held:
+        if inodes is _DENIED:
             denied += 1
             continue
-        except OSError:
-            continue  # exited
-        for inode in sorted(held & by_inode.keys()):
+        for inode in inodes:
             s = by_inode[inode]
             listening.append(ListeningSocket(pid=pid, address=s.address, port=s.port, family=s.family))
     if denied:

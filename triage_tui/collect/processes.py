@@ -19,9 +19,11 @@ from typing import Optional
 from ..model.snapshot import ExitedProcess, ProcessInfo
 from ..model.unavailable import Unavailable, unavailable_from_error
 from ..parse.procfs import ProcStat, int_field, kb_field_bytes, parse_kb_table, parse_stat, parse_status
-from .proc_table import CLOCK_TICKS, boot_time, read_cmdline, read_text
+from .proc_table import CLOCK_TICKS, ProcTable, boot_time, read_cmdline, read_text
 
 MAX_EXITED = 100  # keep the most recent disappearances so the UI can explain them
+STATUS_KEYS = frozenset({"Name", "Uid", "VmRSS", "RssAnon", "RssFile", "RssShmem", "VmSize",
+                         "voluntary_ctxt_switches", "nonvoluntary_ctxt_switches", "NSpid"})
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,13 @@ def user_name(uid: int) -> str:
     return _USERS[uid]
 
 
+def open_fd_count(pid: int) -> int:
+    """Number of open fds. Linux >= 6.2 reports it as the size of /proc/PID/fd (one stat call);
+    older kernels say 0 there, so count the directory instead."""
+    size = os.stat(f"/proc/{pid}/fd").st_size
+    return size if size > 0 else len(os.listdir(f"/proc/{pid}/fd"))
+
+
 def thread_states(pid: int) -> dict[str, int]:
     """{"R": 1, "S": 40}: the state letter of every thread (/proc/PID/task/*/stat)."""
     counts: dict[str, int] = {}
@@ -82,17 +91,20 @@ class ProcessCollector:
         self._previous: dict[int, _Sample] = {}
         self._exited: list[ExitedProcess] = []
         self._boot_time = boot_time()
+        self._cmdlines: dict[tuple[int, int, str], tuple[str, ...]] = {}
 
     @property
     def exited(self) -> tuple[ExitedProcess, ...]:
         """Processes of the tree seen before and gone now, most recent last."""
         return tuple(self._exited)
 
-    def collect(self, pids: Sequence[int]) -> tuple[ProcessInfo, ...]:
+    def collect(self, pids: Sequence[int], table: Optional[ProcTable] = None) -> tuple[ProcessInfo, ...]:
+        """One row per PID, in order. `table`: this tick's /proc pass, to reuse its stat lines."""
         rows: list[ProcessInfo] = []
         samples: dict[int, _Sample] = {}
+        stats = table.stats if table is not None else {}
         for pid in pids:
-            row, sample = self._collect_one(pid)
+            row, sample = self._collect_one(pid, stats.get(pid))
             rows.append(row)
             if sample is not None:
                 samples[pid] = sample
@@ -105,6 +117,8 @@ class ProcessCollector:
             self._exited.append(ExitedProcess(pid=pid, name=before.name, cmdline=before.cmdline, last_seen=now))
         del self._exited[:-MAX_EXITED]
         self._previous = samples
+        if len(self._cmdlines) > 4 * len(samples) + 100:  # forget processes long gone
+            self._cmdlines = {k: v for k, v in self._cmdlines.items() if k[0] in samples}
         return tuple(rows)
 
     @staticmethod
@@ -123,24 +137,35 @@ class ProcessCollector:
             error=_denied_or_gone(exc, "stat"),
         )
 
-    def _collect_one(self, pid: int) -> tuple[ProcessInfo, Optional[_Sample]]:
+    def _cmdline(self, pid: int, stat: ProcStat) -> tuple[str, ...]:
+        """argv, re-read only when the process is new or renamed itself (setproctitle changes comm too)."""
+        key = (pid, stat.starttime, stat.comm)
+        cmdline = self._cmdlines.get(key)
+        if cmdline is None:
+            cmdline = read_cmdline(pid)
+            if cmdline or stat.state != "Z":
+                self._cmdlines[key] = cmdline
+        return cmdline
+
+    def _collect_one(self, pid: int, stat: Optional[ProcStat] = None) -> tuple[ProcessInfo, Optional[_Sample]]:
         base = f"/proc/{pid}"
         now = time.monotonic()
-        try:
-            stat = parse_stat(read_text(f"{base}/stat"))
-        except OSError as exc:
-            return self._gone_row(pid, exc), None
+        if stat is None:
+            try:
+                stat = parse_stat(read_text(f"{base}/stat"))
+            except OSError as exc:
+                return self._gone_row(pid, exc), None
         if stat is None:
             return ProcessInfo(pid=pid, ppid=0, name="?", error=Unavailable("malformed /proc/PID/stat")), None
         before = self._previous.get(pid)
         if before is not None and before.starttime != stat.starttime:
             before = None  # the PID was reused by a new process
-        cmdline = read_cmdline(pid)
+        cmdline = self._cmdline(pid, stat)
         fields: dict[str, str] = {}
         vanished: Optional[Unavailable] = None
         status_error: Optional[Unavailable] = None
         try:
-            fields = parse_status(read_text(f"{base}/status"))
+            fields = parse_status(read_text(f"{base}/status"), STATUS_KEYS)
         except OSError as exc:
             status_error = _denied_or_gone(exc, "status")
             if isinstance(exc, (FileNotFoundError, ProcessLookupError)):
@@ -243,11 +268,14 @@ class ProcessCollector:
             out["num_fds"] = Unavailable("zombie: no open files left")
         else:
             try:
-                out["num_fds"] = len(os.listdir(f"{base}/fd"))
+                out["num_fds"] = open_fd_count(pid)
             except OSError as exc:
                 out["num_fds"] = _denied_or_gone(exc, "fd")
-        try:
-            out["thread_states"] = thread_states(pid)
-        except OSError:
-            out["thread_states"] = {}
+        if stat.num_threads == 1:
+            out["thread_states"] = {stat.state: 1}  # the only thread's state is the process's
+        else:
+            try:
+                out["thread_states"] = thread_states(pid)
+            except OSError:
+                out["thread_states"] = {}
         return out

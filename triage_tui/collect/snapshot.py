@@ -27,7 +27,7 @@ from ..model.snapshot import (
 from ..model.unavailable import Unavailable, is_known
 from .kernel import KernelLogCollector
 from .memory import SmapsReader, collect_cgroup_memory, collect_system_memory, target_memory
-from .ports import collect_ports
+from .ports import PortCollector
 from .proc_table import read_proc_table
 from .processes import ProcessCollector
 from .targets import tree_pids
@@ -56,6 +56,7 @@ class SnapshotCollector:
         self.processes = ProcessCollector()
         self.smaps = SmapsReader()
         self.kernel = KernelLogCollector()
+        self.ports = PortCollector()
         self._last_at: Optional[float] = None
         self._seen_pids: set[int] = set()
 
@@ -84,14 +85,14 @@ class SnapshotCollector:
 
         def read_processes() -> tuple[ProcessInfo, ...]:
             table = read_proc_table()
-            return self.processes.collect(tree_pids(target, table))
+            return self.processes.collect(tree_pids(target, table), table)
 
         processes = self._run("processes", statuses, (), read_processes)
         self._seen_pids.update(p.pid for p in processes)
         processes, memory = self._memory(processes, options, statuses)
         port_pids = [p.pid for p in processes if not p.exited]
         ports = self._run("ports", statuses, PortReport(error=Unavailable("ports source failed")),
-                          lambda: collect_ports(port_pids, options.port))
+                          lambda: self.ports.collect(port_pids, options.port))
         kernel = self._run("kernel", statuses, KernelReport(error=Unavailable("kernel source failed")),
                            lambda: self.kernel.collect(self._seen_pids))
         gpus = GpuReport(error=Unavailable("GPU collector not available"))

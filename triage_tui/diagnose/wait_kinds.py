@@ -87,8 +87,8 @@ WAIT_RULES: tuple[WaitRule, ...] = (
           r"cudaStreamWaitEvent|cuStreamQuery", why="CUDA runtime synchronize"),
     # -- collectives
     _rule("collective", PURPOSE, function=_COLLECTIVE_OPS, file=_C10D, why="torch.distributed collective"),
-    _rule("collective", PURPOSE, function=r"^(_?[a-z_]*(all_reduce|all_gather|broadcast|reduce_scatter|"
-          r"all_to_all|barrier)[a-z_]*)$", file=r"(sglang|vllm)/.*(parallel_state|communication_op|"
+    _rule("collective", PURPOSE, function=r"^(\w+\.)?_?[a-z_]*(all_reduce|all_gather|broadcast|reduce_scatter|"
+          r"all_to_all|barrier)[a-z_]*$", file=r"(sglang|vllm)/.*(parallel_state|communication_op|"
           r"communicator|custom_all_reduce|pynccl|device_communicators/)", why="vLLM/SGLang collective wrapper"),
     _rule("collective", PURPOSE, function=r"^(broadcast_pyobj|point_to_point_pyobj)$", file=r"sglang/",
           why="SGLang pickled broadcast over torch.distributed"),
@@ -110,9 +110,14 @@ WAIT_RULES: tuple[WaitRule, ...] = (
     _rule("compile", PURPOSE, file=r"/(flashinfer|deep_gemm)/jit/", why="JIT kernel build"),
     _rule("compile", PURPOSE, function=r"(?i)compile", file=r"vllm/compilation/", why="vLLM torch.compile"),
     # -- vLLM's shared-memory broadcast queue (workers waiting for the next call from the driver)
-    _rule("queue", PURPOSE, function=r"^(MessageQueue\.)?(acquire_read|acquire_write|dequeue|enqueue)$",
-          file=r"shm_broadcast\.py$", why="vLLM shared-memory message queue"),
+
+    _rule("compile", PURPOSE, file=r"torch/_inductor/(async_compile|compile_fx|autotune_process|select_algorithm)"
+          r"\.py$|torch/_inductor/compile_worker/", why="inductor compile workers"),
     # -- specific library waits
+    # vLLM's shared-memory broadcast queue: workers waiting for the driver's next call. Below PURPOSE so that
+    # the driver's collective_rpc, which waits on the same queue for every reply, reads as a collective.
+    _rule("queue", SPECIFIC, function=r"^(MessageQueue\.)?(acquire_read|acquire_write|dequeue|enqueue)$",
+          file=r"shm_broadcast\.py$", why="vLLM shared-memory message queue"),
     _rule("queue", SPECIFIC, function=r"^(Queue\.(get|put|join)|SimpleQueue\.get)$",
           file=r"/(queue|multiprocessing/queues|asyncio/queues)\.py$", why="queue.Queue"),
     _rule("queue", SPECIFIC, function=r"^_worker$", file=r"concurrent/futures/thread\.py$",
@@ -147,7 +152,7 @@ WAIT_RULES: tuple[WaitRule, ...] = (
     _rule("condition", GENERIC, function=r"^(Condition\.wait|Event\.wait|Barrier\.wait|Barrier\._wait|"
           r"Semaphore\.acquire)$", file=r"multiprocessing/synchronize\.py$"),
     _rule("socket", GENERIC, function=r"^(\w*Selector\.select|select)$", file=r"/selectors\.py$"),
-    _rule("socket", GENERIC, function=r"^(BaseEventLoop\._run_once|_run_once)$", file=r"asyncio/base_events\.py$",
+    _rule("socket", SPECIFIC, function=r"^(BaseEventLoop\._run_once|_run_once)$", file=r"asyncio/base_events\.py$",
           why="idle asyncio loop"),
     # source line of the innermost Python frame (C calls py-spy does not show)
     _rule("sleep", GENERIC, code=r"\bsleep\(", native=False),

@@ -25,6 +25,11 @@ class LocalHost:
         gpu_pids: Optional[Sequence[int]] = None,
     ) -> None:
         self.name = socket.gethostname()
+        if gpus is None:  # NVML (nvidia-smi where the binding cannot load); lazy: nothing runs until a tick
+            from ..collect.gpu import join_gpus_to_processes, local_gpu_collector
+
+            gpus = local_gpu_collector()
+            join_gpus = join_gpus if join_gpus is not None else join_gpus_to_processes
         self._collector = SnapshotCollector(self.name, logs=logs, gpus=gpus, join_gpus=join_gpus)
         self._gpu_pids = tuple(gpu_pids or ())
 

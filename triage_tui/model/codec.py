@@ -11,7 +11,7 @@ import json
 import sys
 import types
 import typing
-from functools import lru_cache
+from functools import cache
 from typing import Any, Union
 
 from .unavailable import Unavailable
@@ -41,7 +41,7 @@ def to_json(obj: Any, indent: int | None = None) -> str:
     return json.dumps(to_data(obj), indent=indent, sort_keys=False, allow_nan=False)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hints(cls: type) -> dict[str, Any]:
     module = sys.modules[cls.__module__]
     return typing.get_type_hints(cls, globalns=vars(module))

@@ -1,0 +1,209 @@
+"""Observations from hand-built snapshot histories: each fact appears when its shape is there, not otherwise."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from diagnose_cases import T0, GiB, proc, series
+
+from triage_tui.diagnose.observations import Thresholds, expected_workers, observe_snapshots
+from triage_tui.model.snapshot import (
+    CgroupMemory,
+    ExitedProcess,
+    GpuDevice,
+    GpuReport,
+    KernelEvent,
+    KernelReport,
+    LogLine,
+    LogTail,
+    MemoryReport,
+    PortProbe,
+    PortReport,
+    Snapshot,
+    SystemMemory,
+    TargetMemory,
+)
+from triage_tui.model.unavailable import Unavailable
+
+TH = Thresholds(idle_after_s=5.0, silent_after_s=5.0)
+
+
+def ids(history, th=TH) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for o in observe_snapshots(history, th):
+        out.setdefault(o.id, []).append(o)
+    return out
+
+
+def snaps(*process_rows, step=2.0, **kw) -> list[Snapshot]:
+    return series([Snapshot(processes=tuple(rows), **kw) for rows in process_rows], step)
+
+
+def test_all_idle_needs_no_cpu_growth_for_the_threshold() -> None:
+    still = [[proc(1, cpu_time=5.0), proc(2, 1, cpu_time=3.0)] for _ in range(4)]
+    found = ids(snaps(*still))
+    assert found["all-idle"][0].figures["idle_s"] == 6.0
+    assert "context switches stopped too" in found["all-idle"][0].text
+    assert "all-idle" not in ids(snaps(*still[:2]))  # 2 s is not enough
+    growing = [[proc(1, cpu_time=5.0 + i), proc(2, 1, cpu_time=3.0)] for i in range(4)]
+    assert "all-idle" not in ids(snaps(*growing))
+
+
+def test_context_switches_that_keep_growing_are_reported() -> None:
+    rows = [[proc(1, cpu_time=5.0, ctx_voluntary=100 + 50 * i)] for i in range(4)]
+    assert "150 voluntary context switches" in ids(snaps(*rows))["all-idle"][0].text
+
+
+def test_one_busy_while_the_others_idle() -> None:
+    rows = [[proc(1, cpu_time=1.0), proc(2, 1, cpu_time=1.0), proc(3, 1, cpu_time=1.0),
+             proc(4, 1, cpu_time=10.0 + 2 * i, state="R")] for i in range(4)]
+    found = ids(snaps(*rows))
+    assert [o.pids for o in found["busy-process"]] == [(4,)]
+    assert found["one-busy-others-idle"][0].pids == (4,)
+    assert "all-idle" not in found
+
+
+def test_expected_workers_missing_and_present() -> None:
+    launcher = proc(10, cmdline=("python", "-m", "sglang.launch_server", "--tp-size", "8"))
+    assert expected_workers([launcher]) == (8, "--tp-size 8", 10)
+    assert expected_workers([proc(1, cmdline=("torchrun", "--nproc-per-node=4", "x.py"))])[0] == 4
+    assert expected_workers([proc(1, cmdline=("vllm", "--tensor-parallel-size", "2"))])[0] == 2
+    assert expected_workers([proc(1, cmdline=("python", "--tp-size", "1"))]) is None
+    few = ids(snaps([launcher, proc(11, 10)]))
+    assert few["workers-missing"][0].figures == {"expected": 8, "found": 1}
+    assert "all-alive" not in few
+    full = ids(snaps([launcher, *[proc(20 + i, 10) for i in range(8)]]))
+    assert "workers-present" in full and "all-alive" in full
+
+
+def test_exited_worker_with_sigkill_and_zombie_and_stopped() -> None:
+    gone = ExitedProcess(pid=7, name="worker", exit_code=-9)
+    found = ids(snaps([proc(1), proc(8, 1, state="Z"), proc(9, 1, state="T")], exited=(gone,)))
+    assert "exit code -9" in found["worker-exited"][0].text and "SIGKILL" in found["worker-exited"][0].text
+    assert found["worker-sigkilled"][0].pids == (7,)
+    assert found["zombie"][0].pids == (8,)
+    assert found["stopped-process"][0].figures["pid_stopped"] == 9
+    assert "none-stopped" not in found and "all-alive" not in found
+    unknown = ids(snaps([proc(1)], exited=(ExitedProcess(pid=7, name="w"),)))
+    assert "exit status unknown" in unknown["worker-exited"][0].text and "worker-sigkilled" not in unknown
+
+
+def test_d_state_with_and_without_major_faults() -> None:
+    found = ids(snaps([proc(1, state="D", major_faults_delta=420), proc(2, state="D", major_faults_delta=0)]))
+    assert found["d-state-faults"][0].figures["major_faults"] == 420
+    assert found["d-state"][0].pids == (2,)
+
+
+def _log(silent, *lines, partial=""):
+    return LogTail(path="/l", lines=tuple(LogLine(t, T0) for t in lines), partial=partial,
+                   seconds_since_last_byte=silent)
+
+
+def test_log_silent_after_a_finished_progress_bar() -> None:
+    found = ids(snaps([proc(1)], logs=(_log(60.0, "start", "Loading: 100% 64/64 [00:28<00:00]"),)))
+    assert "silent for 60 s" in found["log-silent"][0].text and "progress bar at 100 %" in found["log-silent"][0].text
+    assert "log-silent-after-load" in found
+    partial = ids(snaps([proc(1)], logs=(_log(60.0, "start", partial="Loading:  40%|####  | 4/10 [00:01"),)))
+    assert partial["log-silent"][0].figures["last_kind"] == "progress"
+    assert "log-silent-after-load" not in partial
+
+
+def test_log_last_line_a_traceback_or_a_timeout() -> None:
+    tb = ids(snaps([proc(1)], logs=(_log(90.0, "Traceback (most recent call last):", "RuntimeError: boom"),)))
+    assert tb["log-silent"][0].figures["last_kind"] == "traceback" and "log-traceback" in tb
+    to = ids(snaps([proc(1)], logs=(_log(90.0, "wait timed out after 300 s"),)))
+    assert to["log-silent"][0].figures["last_kind"] == "timeout"
+
+
+def test_log_error_lines() -> None:
+    lines = ("[E ProcessGroupNCCL.cpp:607] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1)",
+             "WARNING No available shared memory broadcast block found in 60 seconds",
+             "RuntimeError: Timed out waiting for barrier after 1800 s (monitoredBarrier)",
+             "Worker 3 exited with exit code 137")
+    found = ids(snaps([proc(1)], logs=(_log(1.0, *lines),)))
+    for oid in ("log-nccl-timeout", "log-shm-broadcast", "log-barrier-timeout", "log-worker-exited", "log-killed",
+                "log-active"):
+        assert oid in found, oid
+
+
+def test_log_progress_moving_between_looks() -> None:
+    frames = [[proc(1)], [proc(1)]]
+    hist = series([Snapshot(processes=tuple(f), logs=(_log(0.5, partial=f"Loading {p}% 3/10 ["),)) for f, p in
+                   zip(frames, (30, 40), strict=True)], 2.0)
+    assert "log-progress" in ids(hist)
+    still = series([Snapshot(processes=tuple(f), logs=(_log(0.5, partial="Loading 30% 3/10 ["),)) for f in frames], 2.0)
+    assert "log-progress" not in ids(still)
+
+
+def test_ports() -> None:
+    refused = ids(snaps([proc(1)], ports=PortReport(probes=(PortProbe(8000, "127.0.0.1", "refused"),))))
+    assert refused["port-refused"][0].figures["port"] == 8000
+    ok = ids(snaps([proc(1)], ports=PortReport(probes=(PortProbe(8000, "127.0.0.1", "accepted"),))))
+    assert "port-accepting" in ok and "port-refused" not in ok
+
+
+def _gpus(util, power, used=70 * GiB):
+    return GpuReport(source="nvml", devices=(GpuDevice(index=0, memory_used_bytes=used, utilization_gpu_percent=util,
+                                                       power_draw_w=power, power_limit_w=700.0),))
+
+
+def test_gpu_loaded_idle_spin_and_compute() -> None:
+    assert "gpu-loaded-idle" in ids(snaps([proc(1)], [proc(1)], gpus=_gpus(0, 80.0)))
+    assert "gpu-loaded-idle" not in ids(snaps([proc(1)], gpus=_gpus(0, 80.0, used=100 << 20)))
+    spin = ids(snaps([proc(1)], gpus=_gpus(100, 90.0)))
+    assert "spin-wait" in spin["gpu-spin"][0].text
+    assert "gpu-computing" in ids(snaps([proc(1)], gpus=_gpus(99, 650.0)))
+
+
+def test_rss_illusion_against_pss_and_ram() -> None:
+    mem = MemoryReport(system=SystemMemory(total_bytes=449 * GiB, available_bytes=415 * GiB, used_bytes=33 * GiB),
+                       target=TargetMemory(processes=9, rss_sum_bytes=3100 * GiB, pss_sum_bytes=40 * GiB, pss_covered=9,
+                                           file_sum_bytes=3000 * GiB, anon_sum_bytes=17 * GiB))
+    found = ids(snaps([proc(1)], memory=mem))
+    text = found["rss-illusion"][0].text
+    assert "3.0 TiB" in text and "PSS sum 40 GiB" in text and "449 GiB" in text
+    assert "memory-ample" in found and "memory-low" not in found
+    honest = dataclasses.replace(mem, target=TargetMemory(processes=1, rss_sum_bytes=10 * GiB, pss_sum_bytes=9 * GiB,
+                                                          pss_covered=1))
+    assert "rss-illusion" not in ids(snaps([proc(1)], memory=honest))
+
+
+def test_real_memory_pressure() -> None:
+    low = MemoryReport(system=SystemMemory(total_bytes=64 * GiB, available_bytes=1 * GiB),
+                       cgroup=CgroupMemory(path="/job", current_bytes=99 << 20, max_bytes=100 << 20, oom_kills=2))
+    found = ids(snaps([proc(1)], memory=low))
+    assert "memory-low" in found and "cgroup-at-limit" in found and "oom-kill" in found
+    unlimited = MemoryReport(cgroup=CgroupMemory(current_bytes=99 << 20, max_bytes=None))
+    assert "cgroup-at-limit" not in ids(snaps([proc(1)], memory=unlimited))
+
+
+def test_anon_memory_growing() -> None:
+    hist = series([Snapshot(processes=(proc(1),), memory=MemoryReport(target=TargetMemory(anon_sum_bytes=i * GiB)))
+                   for i in range(1, 5)], 2.0)
+    assert "anon-growing" in ids(hist)
+
+
+def test_kernel_events() -> None:
+    ev = KernelEvent(kind="oom-kill", pid=5, text="Out of memory: Killed process 5 (python)")
+    found = ids(snaps([proc(1)], kernel=KernelReport(events=(ev,))))
+    assert found["oom-kill"][0].pids == (5,) and "no-oom-kill" not in found
+    assert "no-oom-kill" in ids(snaps([proc(1)], kernel=KernelReport()))
+    assert "no-oom-kill" not in ids(snaps([proc(1)], kernel=KernelReport(error=Unavailable("dmesg denied"))))
+
+
+def test_compiler_children_with_cpu() -> None:
+    rows = [proc(1), proc(2, 1, name="ptxas", cmdline=("/usr/local/cuda/bin/ptxas", "-arch=sm_90"), cpu_percent=97.0)]
+    assert ids(snaps(rows))["compiler-running"][0].figures["name"] == "ptxas"
+    rows[1] = dataclasses.replace(rows[1], cpu_percent=0.0)
+    assert "compiler-running" not in ids(snaps(rows))
+
+
+def test_runnable_but_starved() -> None:
+    rows = [[proc(1, state="R", cpu_percent=4.0, ctx_involuntary_delta=900, cpu_time=1.0 + 0.1 * i)] for i in range(3)]
+    assert "runnable-starved" in ids(snaps(*rows))
+
+
+def test_one_look_uses_cpu_percent() -> None:
+    one = Snapshot(processes=(proc(1, cpu_percent=0.0), proc(2, 1, cpu_percent=0.0)))
+    assert "all-idle" not in ids([one])  # live: the first look proves nothing
+    assert "one look" in ids([one], dataclasses.replace(TH, one_look=True))["all-idle"][0].text

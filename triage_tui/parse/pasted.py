@@ -1,0 +1,287 @@
+"""A mixed paste (an issue body, a chat message) → the parts triage understands, as one snapshot.
+
+`split_paste` finds the parts line by line (ps, free, /proc/PID/status, nvidia-smi, py-spy text or
+JSON, faulthandler, kernel lines, curl, a log tail); everything else is reported as ignored.
+`evidence_from_paste` builds a Snapshot and a StackCapture from the parts it could parse, and says
+for each part what it was used as or why it was not.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Optional
+
+from ..model.snapshot import (
+    GpuReport,
+    KernelEvent,
+    KernelReport,
+    MemoryReport,
+    PortProbe,
+    PortReport,
+    ProcessInfo,
+    Snapshot,
+    SystemMemory,
+    TargetMemory,
+)
+from ..model.stacks import ProcessStacks
+from ..model.unavailable import Unavailable, is_known
+from . import curl_text, dmesg, faulthandler, free, log_text, nvidia_smi_basic, proc_status, ps, pyspy_text
+from .text_errors import ParseError
+
+_PROMPT = re.compile(r"^\s*(?:[\w.-]+@[\w.-]+\S*\s*)?[$#] (\S.*)$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_STATUS_KEY = re.compile(r"^[A-Za-z_()]+:\s")
+
+
+@dataclass(frozen=True)
+class PastePart:
+    kind: str  # ps | free | proc-status | nvidia-smi | gpu-csv | py-spy | py-spy-json | faulthandler | kernel | curl | log | text
+    first_line: int  # 1-based, inclusive
+    last_line: int
+    text: str
+    used: bool = False
+    used_as: str = ""  # what it became: "9 processes", "system memory", ...
+    note: str = ""  # why it was ignored, or what failed
+
+
+@dataclass(frozen=True)
+class PasteEvidence:
+    parts: tuple[PastePart, ...]
+    snapshot: Snapshot
+    stacks: tuple[ProcessStacks, ...]  # raw: the diagnosis side classifies and groups them
+
+
+# ---------------------------------------------------------------- splitting
+def _run(lines: list[str], i: int, keep: Callable[[str], bool], blank_ok: bool = False) -> int:
+    j = i + 1
+    while j < len(lines):
+        line = lines[j]
+        if not line.strip():
+            nxt = next((k for k in range(j, len(lines)) if lines[k].strip()), None)
+            if blank_ok and nxt is not None and keep(lines[nxt]) and not _PROMPT.match(lines[nxt]):
+                j = nxt
+                continue
+            break
+        if _FENCE.match(line) or _PROMPT.match(line) or not keep(line):
+            break
+        j += 1
+    return j
+
+
+def _nvsmi(lines: list[str], i: int) -> Optional[int]:
+    window = "\n".join(lines[i:i + 3])
+    if lines[i].lstrip().startswith(("+-", "| NVIDIA-SMI")) and "NVIDIA-SMI" in window:
+        return _run(lines, i, lambda s: s.lstrip().startswith(("|", "+")), blank_ok=True)
+    return None
+
+
+def _json(lines: list[str], i: int) -> Optional[int]:
+    if not lines[i].lstrip().startswith(("[", "{")):
+        return None
+    rest = "\n".join(lines[i:])
+    try:
+        obj, end = json.JSONDecoder().raw_decode(rest.lstrip())
+    except ValueError:
+        return None
+    blob = json.dumps(obj)[:5000]
+    if '"frames"' not in blob or ("thread_id" not in blob and "thread_name" not in blob):
+        return None
+    consumed = rest[: len(rest) - len(rest.lstrip()) + end]
+    return i + consumed.count("\n") + 1
+
+
+def _starts(lines: list[str], i: int) -> Optional[tuple[str, int]]:
+    line = lines[i]
+    s = line.strip()
+    end = _nvsmi(lines, i)
+    if end:
+        return "nvidia-smi", end
+    if nvidia_smi_basic.is_csv_header(line):
+        return "gpu-csv", _run(lines, i, lambda t: "," in t)
+    if ps.is_ps_header(line):
+        return "ps", _run(lines, i, lambda t: bool(t.split()) and not ps.is_ps_header(t))
+    if free.is_free_header(line):
+        return "free", _run(lines, i, lambda t: t.strip().split(":")[0] in ("Mem", "Swap", "-/+ buffers/cache", "Total", "Low", "High"))
+    if s.startswith(("Name:", "Umask:", "State:")) and any(x.startswith("State:") for x in lines[i:i + 6]):
+        return "proc-status", _run(lines, i, lambda t: bool(_STATUS_KEY.match(t)))
+    if pyspy_text.PROCESS.match(s) or pyspy_text.THREAD.match(s):
+        return "py-spy", _run(lines, i, lambda t: t.startswith((" ", "\t", "Process ", "Thread ", "Python v")), blank_ok=True)
+    if faulthandler.THREAD.match(s) or s.startswith("Fatal Python error"):
+        return "faulthandler", _run(lines, i, lambda t: t.startswith((" ", "\t", "Thread 0x", "Current thread", "Fatal Python")) or t.startswith("Extension modules"), blank_ok=True)
+    end = _json(lines, i)
+    if end:
+        return "py-spy-json", end
+    if dmesg.is_kernel_line(line) or re.match(r"^\s*\[\s*\d+\.\d+\]", line):
+        return "kernel", _run(lines, i, lambda t: dmesg.is_kernel_line(t) or bool(re.match(r"^\s*\[\s*\d+\.\d+\]", t)))
+    if curl_text.CURL_LINE.match(line):
+        return "curl", _run(lines, i, lambda t: bool(curl_text.CURL_LINE.match(t)) or t.lstrip().startswith(("{", '"')))
+    if log_text.LOG_LINE.match(line):
+        return "log", _run(lines, i, lambda t: not _other_start(lines, t))
+    return None
+
+
+def _other_start(lines: list[str], line: str) -> bool:
+    """True when `line` would start a part other than a log (so a log run stops there)."""
+    found = _starts([line], 0)
+    return found is not None and found[0] != "log"
+
+
+def split_paste(text: str) -> list[PastePart]:
+    """The parts of a paste, in order; prose and unknown lines come back as kind "text"."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    parts: list[PastePart] = []
+    loose: list[int] = []
+
+    def flush() -> None:
+        if loose:
+            parts.append(PastePart("text", loose[0] + 1, loose[-1] + 1, "\n".join(lines[k] for k in loose)))
+            loose.clear()
+
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip() or _FENCE.match(line):
+            flush()
+            i += 1
+            continue
+        m = _PROMPT.match(line)
+        if m:
+            flush()
+            parts.append(PastePart("command", i + 1, i + 1, m.group(1).strip()))
+            i += 1
+            continue
+        found = _starts(lines, i)
+        if found is None:
+            loose.append(i)
+            i += 1
+            continue
+        flush()
+        kind, end = found
+        parts.append(PastePart(kind, i + 1, end, "\n".join(lines[i:end])))
+        i = end
+    flush()
+    return parts
+
+
+# ---------------------------------------------------------------- building evidence
+def _pyspy_json(text: str) -> tuple[ProcessStacks, ...]:
+    try:  # the stacks part's parser, when it has landed on this branch
+        from . import pyspy_json  # type: ignore[attr-defined]
+    except ImportError:
+        raise ParseError("py-spy JSON needs parse/pyspy_json.py (the stacks part); paste the text dump instead") from None
+    for name in ("parse_pyspy_json", "parse_dump_json", "parse_json"):
+        fn = getattr(pyspy_json, name, None)
+        if fn is not None:
+            result = fn(text)
+            return tuple(result) if isinstance(result, (list, tuple)) else (result,)
+    raise ParseError("parse/pyspy_json.py has no parse function this code knows")
+
+
+def _gpu(text: str, table: bool) -> GpuReport:
+    try:  # the gpu part's parser, when it has landed on this branch
+        from . import nvidia_smi  # type: ignore[attr-defined]
+        return nvidia_smi.parse_nvidia_smi_table(text) if table else nvidia_smi.parse_query_gpu_csv(text)
+    except ImportError:
+        return nvidia_smi_basic.parse_table(text) if table else nvidia_smi_basic.parse_csv(text)
+
+
+def _merge(old: ProcessInfo, new: ProcessInfo) -> ProcessInfo:
+    """Fill `old` with every figure `new` knows (a /proc status adds the memory split to a ps row)."""
+    changes = {}
+    for field in ("rss_bytes", "rss_anon_bytes", "rss_file_bytes", "rss_shmem_bytes", "vms_bytes", "threads",
+                  "ctx_voluntary", "ctx_involuntary", "cpu_percent", "cpu_time_s", "major_faults", "wchan"):
+        value = getattr(new, field)
+        if is_known(value):
+            changes[field] = value
+    if new.state != "?":
+        changes["state"] = new.state
+    if new.ppid and not old.ppid:
+        changes["ppid"] = new.ppid
+    if new.nspid:
+        changes["nspid"] = new.nspid
+    return replace(old, **changes)
+
+
+def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
+    parts = split_paste(text)
+    processes: dict[int, ProcessInfo] = {}
+    system: Optional[SystemMemory] = None
+    gpus: Optional[GpuReport] = None
+    logs: list[str] = []
+    events: list[KernelEvent] = []
+    probes: list[PortProbe] = []
+    stacks: list[ProcessStacks] = []
+    unit = 1024
+    done: list[PastePart] = []
+    for part in parts:
+        used_as, note = "", ""
+        try:
+            if part.kind == "command":
+                flags = [f for f in part.text.split()[1:] if f in free.UNIT_FLAGS]
+                if part.text.split()[0] == "free" and flags:
+                    unit = free.UNIT_FLAGS[flags[-1]]
+                note = "a shell command line (context only)"
+            elif part.kind == "ps":
+                table = ps.parse_ps(part.text)
+                for p in table.processes:
+                    processes[p.pid] = _merge(processes[p.pid], p) if p.pid in processes else p
+                used_as = f"{len(table.processes)} processes (ps)" + (f", {len(table.skipped)} lines skipped" if table.skipped else "")
+            elif part.kind == "free":
+                system = free.parse_free(part.text, unit)
+                used_as = "system memory (free)"
+            elif part.kind == "proc-status":
+                p = proc_status.parse_proc_status(part.text)
+                processes[p.pid] = _merge(processes[p.pid], p) if p.pid in processes else p
+                used_as = f"state and memory of PID {p.pid} (/proc/PID/status)"
+            elif part.kind in ("nvidia-smi", "gpu-csv"):
+                gpus = _gpu(part.text, part.kind == "nvidia-smi")
+                used_as = f"{len(gpus.devices)} GPUs ({part.kind})"
+            elif part.kind in ("py-spy", "faulthandler", "py-spy-json"):
+                fn = {"py-spy": pyspy_text.parse_pyspy_text, "faulthandler": faulthandler.parse_faulthandler,
+                      "py-spy-json": _pyspy_json}[part.kind]
+                found = fn(part.text)
+                stacks.extend(found)
+                used_as = f"stacks of {len(found)} process(es), {sum(len(p.threads) for p in found)} threads ({part.kind})"
+            elif part.kind == "kernel":
+                found_events = dmesg.parse_kernel_lines(part.text)
+                events.extend(found_events)
+                used_as = f"{len(found_events)} kernel event(s)"
+            elif part.kind == "curl":
+                found_probes = curl_text.parse_curl(part.text)
+                probes.extend(found_probes)
+                used_as = f"{len(found_probes)} port probe(s) (curl)" if found_probes else ""
+                note = "" if found_probes else "curl output without a connect result"
+            elif part.kind == "log":
+                logs.append(part.text)
+                used_as = f"log tail, {part.text.count(chr(10)) + 1} lines"
+            else:
+                note = "not a format triage reads"
+        except (ParseError, ValueError, KeyError, IndexError) as exc:
+            note = f"could not parse: {exc}"
+        done.append(replace(part, used=bool(used_as), used_as=used_as, note=note))
+    return PasteEvidence(tuple(done), _snapshot(now, processes, system, gpus, logs, events, probes, done),
+                         tuple(stacks))
+
+
+def _snapshot(now, processes, system, gpus, logs, events, probes, parts) -> Snapshot:
+    procs = tuple(processes.values())
+    memory = MemoryReport(system=system or SystemMemory(), target=_target_memory(procs))
+    kinds = {p.kind for p in parts if p.used}
+    kernel = KernelReport(events=tuple(events)) if "kernel" in kinds else KernelReport(
+        error=Unavailable("no kernel log in the pasted text", "paste `dmesg -T | tail -50`"))
+    tails = (replace(log_text.parse_log_text("\n".join(logs)), path="pasted log"),) if logs else ()
+    return Snapshot(host="pasted text", taken_at=now, processes=procs, memory=memory, logs=tails,
+                    ports=PortReport(probes=tuple(probes)), gpus=gpus or GpuReport(error=Unavailable("no nvidia-smi in the text")),
+                    kernel=kernel)
+
+
+def _target_memory(procs: tuple[ProcessInfo, ...]) -> TargetMemory:
+    def total(field: str):
+        values = [getattr(p, field) for p in procs if is_known(getattr(p, field))]
+        return sum(values) if values else Unavailable("not in the pasted text")
+    return TargetMemory(processes=len(procs), rss_sum_bytes=total("rss_bytes"), anon_sum_bytes=total("rss_anon_bytes"),
+                        file_sum_bytes=total("rss_file_bytes"), shmem_sum_bytes=total("rss_shmem_bytes"),
+                        pss_sum_bytes=Unavailable("PSS is not in ps or free output"))

@@ -1,0 +1,101 @@
+"""`ps aux` and `ps -eo pid,ppid,stat,...` output → ProcessInfo rows, driven by the header line.
+
+Works on any column order ps prints; the last column (COMMAND/CMD/ARGS) may hold spaces.
+Sizes: ps prints RSS and VSZ in KiB. TIME is `[[dd-]hh:]mm:ss` (or `m:ss` in `ps aux`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from ..model.snapshot import ProcessInfo
+from ..model.unavailable import Unavailable
+from .text_errors import ParseError
+
+KNOWN = frozenset({
+    "USER", "UID", "PID", "PPID", "%CPU", "PCPU", "%MEM", "VSZ", "VSIZE", "RSS", "RSZ", "TTY", "TT", "STAT", "S",
+    "START", "STARTED", "TIME", "CPUTIME", "COMMAND", "CMD", "ARGS", "COMM", "ELAPSED", "ETIME", "ETIMES", "WCHAN",
+    "NLWP", "THCNT", "MAJFLT", "MAJ_FLT", "MINFLT", "MIN_FLT", "PRI", "NI", "LWP", "TID", "PSR", "C", "F", "SZ",
+    "ADDR", "PGID", "SID", "SESS", "TPGID", "LSTART",
+})
+_LAST = ("COMMAND", "CMD", "ARGS")
+_TIME = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
+
+
+@dataclass(frozen=True)
+class PsTable:
+    headers: tuple[str, ...]
+    processes: tuple[ProcessInfo, ...]
+    skipped: tuple[str, ...] = ()  # lines under the header that did not parse
+
+
+def is_ps_header(line: str) -> bool:
+    cols = line.split()
+    return "PID" in cols and len(cols) >= 3 and sum(c in KNOWN for c in cols) >= len(cols) - 1
+
+
+def parse_cputime(text: str) -> float:
+    m = _TIME.match(text.strip())
+    if not m:
+        raise ParseError(f"not a ps TIME: {text!r}")
+    days, hours, minutes, seconds = m.groups()
+    return int(days or 0) * 86400 + int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds)
+
+
+def parse_ps(text: str) -> PsTable:
+    """The first ps table in `text`. Raises ParseError when there is no ps header."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if is_ps_header(line)), None)
+    if start is None:
+        raise ParseError("no ps header line (a line with PID and other ps column names)")
+    headers = tuple(lines[start].split())
+    rows: list[ProcessInfo] = []
+    skipped: list[str] = []
+    for line in lines[start + 1:]:
+        if not line.strip():
+            if rows:
+                break
+            continue
+        if is_ps_header(line):
+            break
+        try:
+            rows.append(_row(headers, line))
+        except (ParseError, ValueError, IndexError):
+            skipped.append(line)
+    return PsTable(headers, tuple(rows), tuple(skipped))
+
+
+def _row(headers: tuple[str, ...], line: str) -> ProcessInfo:
+    last_is_cmd = headers[-1] in _LAST or headers[-1] == "COMM"
+    parts = line.split(None, len(headers) - 1) if last_is_cmd else line.split()
+    if len(parts) < len(headers) - (1 if last_is_cmd else 0):
+        raise ParseError(f"too few columns: {line!r}")
+    cells = dict(zip(headers, parts, strict=False))
+    pid = int(cells["PID"])
+    command = cells.get("COMMAND") or cells.get("CMD") or cells.get("ARGS") or ""
+    cmdline = tuple(command.split())
+    comm = cells.get("COMM") or (os.path.basename(cmdline[0]) if cmdline else "?")
+    stat = cells.get("STAT") or cells.get("S") or "?"
+    kw: dict = {}
+    if "%CPU" in cells or "PCPU" in cells:
+        kw["cpu_percent"] = float(cells.get("%CPU") or cells["PCPU"])
+    for key in ("TIME", "CPUTIME"):
+        if key in cells:
+            kw["cpu_time_s"] = parse_cputime(cells[key])
+    for key, field in (("RSS", "rss_bytes"), ("RSZ", "rss_bytes"), ("VSZ", "vms_bytes"), ("VSIZE", "vms_bytes")):
+        if key in cells:
+            kw[field] = int(cells[key]) * 1024
+    for key in ("MAJFLT", "MAJ_FLT"):
+        if key in cells and cells[key] != "-":
+            kw["major_faults"] = int(cells[key])
+    for key in ("NLWP", "THCNT"):
+        if key in cells:
+            kw["threads"] = int(cells[key])
+    if "WCHAN" in cells and cells["WCHAN"] not in ("-", "0"):
+        kw["wchan"] = cells["WCHAN"]
+    if "USER" in cells:
+        kw["user"] = cells["USER"]
+    return ProcessInfo(pid=pid, ppid=int(cells["PPID"]) if "PPID" in cells else 0, name=comm, cmdline=cmdline,
+                       state=stat[0], error=None if stat[0] != "?" else Unavailable("no STAT column"), **kw)

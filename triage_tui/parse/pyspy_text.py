@@ -1,0 +1,91 @@
+"""`py-spy dump --pid N` TEXT output (one or several processes) → ProcessStacks.
+
+    Process 46433: python3 -m sglang.launch_server ...
+    Python v3.10.12 (/usr/bin/python3.10)
+
+    Thread 46433 (idle): "MainThread"
+        barrier (torch/distributed/distributed_c10d.py:4000)
+            Locals:
+                group: None
+        main (scheduler.py:50)
+
+Frames are innermost first. Arguments/Locals blocks under a frame become `Frame.locals`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..model.stacks import Frame, ProcessStacks, ThreadStack
+from .text_errors import ParseError
+
+PROCESS = re.compile(r"^Process (\d+): ?(.*)$")
+THREAD = re.compile(r'^Thread (0x[0-9a-fA-F]+|\d+) \(([\w+ ]+)\)(?::\s*"(.*)")?\s*$')
+_FRAME = re.compile(r"^\s{2,}(\S.*?)(?: \(([^()]*?)(?::(\d+))?\))?\s*$")
+_LOCAL = re.compile(r"^\s{6,}(\w+): (.*)$")
+
+
+def _status(text: str) -> str:
+    if "gil" in text:
+        return "gil"
+    if "active" in text:
+        return "active"
+    return "idle" if "idle" in text else "unknown"
+
+
+def parse_pyspy_text(text: str) -> tuple[ProcessStacks, ...]:
+    """Every process of a dump. Without a `Process N:` header the threads go to PID 0. Raises ParseError
+    when no `Thread ...` line is found."""
+    procs: list[tuple[int, str, list[ThreadStack]]] = []
+    thread: dict | None = None
+    frames: list[Frame] = []
+    in_locals = False
+
+    def close_thread() -> None:
+        nonlocal thread, frames
+        if thread is not None:
+            if not procs:
+                procs.append((0, "", []))
+            procs[-1][2].append(ThreadStack(frames=tuple(frames), **thread))
+        thread, frames = None, []
+
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        m = PROCESS.match(line)
+        if m:
+            close_thread()
+            procs.append((int(m.group(1)), m.group(2).strip(), []))
+            continue
+        m = THREAD.match(line)
+        if m:
+            close_thread()
+            tid_text = m.group(1)
+            tid = int(tid_text, 16) if tid_text.lower().startswith("0x") else int(tid_text)
+            pid = procs[-1][0] if procs else 0
+            thread = {"pid": pid, "tid": tid, "name": m.group(3) or "", "status": _status(m.group(2))}
+            in_locals = False
+            continue
+        if thread is None:
+            continue
+        stripped = line.strip()
+        if stripped in ("Arguments:", "Locals:"):
+            in_locals = True
+            continue
+        lm = _LOCAL.match(line)
+        if in_locals and lm and frames:
+            last = frames[-1]
+            frames[-1] = Frame(last.function, last.file, last.line, last.module, last.native,
+                               {**last.locals, lm.group(1): lm.group(2)})
+            continue
+        fm = _FRAME.match(line)
+        if fm and len(line) - len(line.lstrip()) <= 4:
+            in_locals = False
+            function, where, number = fm.group(1), fm.group(2) or "", fm.group(3)
+            native = function.startswith("0x") or (bool(where) and number is None)
+            frames.append(Frame(function=function, file=where, line=int(number) if number else 0, native=native))
+    close_thread()
+    if not any(threads for _, _, threads in procs):
+        raise ParseError("no py-spy `Thread N (status): \"name\"` line found")
+    return tuple(ProcessStacks(pid=pid, name=name, source="py-spy", threads=tuple(threads))
+                 for pid, name, threads in procs if threads)

@@ -1,0 +1,41 @@
+"""Hypotheses, observations and pasted parts as Markdown or JSON-able data (no textual/rich here)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..model.snapshot import Hypothesis, Observation
+
+
+def hypothesis_data(h: Hypothesis) -> dict[str, Any]:
+    """The report schema's shape: id, title, status, score, for, against, next_check."""
+    return {"id": h.id, "title": h.title, "status": h.status, "score": h.score, "for": list(h.for_),
+            "against": list(h.against), "next_check": h.next_check}
+
+
+def hypotheses_markdown(hypotheses: Sequence[Hypothesis], show_unlikely: bool = False) -> list[str]:
+    """One block per hypothesis: `### 1. title — likely (0.85)`, then for / against / next check.
+    Unlikely ones without evidence fold into one line unless `show_unlikely`."""
+    out: list[str] = []
+    quiet: list[str] = []
+    n = 0
+    for h in hypotheses:
+        if h.status == "unlikely" and not h.for_ and not show_unlikely:
+            quiet.append(h.id)
+            continue
+        n += 1
+        out.append(f"### {n}. {h.title} — {h.status} ({h.score:.2f}) `{h.id}`")
+        out += [f"- for: {t}" for t in h.for_]
+        out += [f"- against: {t}" for t in h.against]
+        if h.next_check:
+            out.append(f"- next check: {h.next_check}")
+        out.append("")
+    if quiet:
+        out.append(f"Unlikely, no evidence either way: {', '.join(quiet)}")
+        out.append("")
+    return out
+
+
+def observations_markdown(observations: Sequence[Observation]) -> list[str]:
+    return [f"- [{o.source}] {o.text}" for o in observations]
