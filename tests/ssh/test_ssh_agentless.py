@@ -11,10 +11,8 @@ import pytest
 
 from triage_tui.host.base import CollectOptions, StackOptions, TargetError
 from triage_tui.host.ssh import SshHost
-from triage_tui.host.ssh_agentless import build_script, split_sections
+from triage_tui.host.ssh_agentless import build_script, split_sections, subtree
 from triage_tui.model.unavailable import Unavailable, is_known
-from triage_tui.parse.meminfo import free_columns, parse_meminfo
-from triage_tui.parse.ps_columns import parse_cpu_time, parse_ps_columns, subtree
 from triage_tui.parse.ss_listen import parse_ss_listen
 
 from .conftest import Node
@@ -66,26 +64,12 @@ def test_agentless_hostile_log_path_and_patterns_stay_data(node: Node, sleeper_t
     assert missing.error is not None and "agentless mode" in missing.error.reason
 
 
-def test_ps_columns_and_tree() -> None:
-    text = (
-        "    1     0 Ss       1  1000  2000 00:00:01 root     /sbin/init\n"
-        "   10     1 Sl      40 20480 90000 1-02:03:04 alice  python -m sglang --tp 8\n"
-        "   11    10 S        3   100   200 00:00:00 alice    python worker.py\n"
-        "garbage line\n"
-    )
-    rows = parse_ps_columns(text)
-    assert [r.pid for r in rows] == [1, 10, 11]
-    assert rows[1].rss_bytes == 20480 * 1024 and rows[1].args == "python -m sglang --tp 8"
-    assert rows[1].cpu_time_s == parse_cpu_time("1-02:03:04") == 86400 + 2 * 3600 + 3 * 60 + 4
-    assert [r.pid for r in subtree(rows, [10])] == [10, 11]
+def test_subtree_keeps_parents_before_children() -> None:
+    from triage_tui.model.snapshot import ProcessInfo
 
-
-def test_meminfo_gives_free_columns() -> None:
-    info = parse_meminfo("MemTotal: 1000 kB\nMemFree: 100 kB\nMemAvailable: 600 kB\nBuffers: 50 kB\nCached: 300 kB\n"
-                         "SReclaimable: 50 kB\nShmem: 20 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\nHugePages_Total: 4\n")
-    free = free_columns(info)
-    assert free["used"] == (1000 - 100 - 400) * 1024 and free["available"] == 600 * 1024
-    assert info["HugePages_Total"] == 4
+    rows = [ProcessInfo(pid=1, ppid=0, name="init"), ProcessInfo(pid=11, ppid=10, name="w"),
+            ProcessInfo(pid=10, ppid=1, name="srv"), ProcessInfo(pid=12, ppid=11, name="ww")]
+    assert [r.pid for r in subtree(rows, [10])] == [10, 11, 12]
 
 
 def test_ss_listen_rows() -> None:

@@ -15,10 +15,9 @@ from typing import Optional
 from ..model.codec import from_data, to_data
 from ..model.snapshot import Snapshot, SourceStatus, Target
 from ..model.stacks import StackCapture
-from ..parse.ps_columns import parse_ps_columns
 from .base import CollectOptions, StackOptions
 from .ssh_agent_client import AgentSession, NoUsablePython
-from .ssh_agentless import Sections, build_script, build_snapshot, new_marker, resolve_from_ps, split_sections
+from .ssh_agentless import Sections, build_script, build_snapshot, new_marker, ps_rows, resolve_from_ps, split_sections
 from .ssh_connect import Connection, SshError, SshOptions, connect
 from .ssh_exec import run_command
 
@@ -133,7 +132,7 @@ class SshHost:
                 return from_data(Target, reply["target"])
             marker = new_marker()
             sections = self._run_script(conn, marker, build_script(marker, [], [], gpus=False))
-            return resolve_from_ps(specs, parse_ps_columns(sections.get("ps")), sections.get("ss"), port)
+            return resolve_from_ps(specs, ps_rows(sections), sections.get("ss"), port)
         except SshError as exc:
             self._failed(exc)
             raise

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
 
+from ..collect.logs import _Classifier
 from ..model.snapshot import (
-    GpuDevice,
+    GpuProcess,
     GpuReport,
     KernelReport,
     ListeningSocket,
@@ -35,17 +36,29 @@ from ..model.snapshot import (
     TargetRoot,
 )
 from ..model.unavailable import Unavailable
-from ..parse.meminfo import free_columns, parse_meminfo
-from ..parse.proc_status import parse_proc_status, status_bytes, status_int
-from ..parse.ps_columns import PS_COLUMNS_COMMAND, PsRow, parse_ps_columns, subtree
+from ..parse.dmesg import parse_kernel_lines
+from ..parse.free import parse_free
+from ..parse.nvidia_smi import (
+    COMPUTE_APPS_ARGS,
+    QUERY_GPU_ARGS,
+    NvidiaSmiParseError,
+    parse_compute_apps_csv,
+    parse_query_gpu_csv,
+)
+from ..parse.proc_status import parse_proc_status
+from ..parse.ps import parse_ps
 from ..parse.ss_listen import parse_ss_listen
+from ..parse.text_errors import ParseError
 from .base import CollectOptions, TargetError
 
 LOG_TAIL_BYTES = 16384
+KERNEL_TAIL_LINES = 500
+# the same columns `triage diagnose` reads from a pasted `ps -eo ...` (header line included: parse_ps needs it)
+PS_COMMAND = "LC_ALL=C ps -eo pid,ppid,stat,nlwp,rss,vsz,time,user:32,args"
 NO_SMAPS = Unavailable("agentless mode: no smaps_rollup", "install psutil for the node's python3 to use agent mode")
-BLIND_SPOTS = "agentless mode: no PSS/USS (smaps_rollup), no stack capture, no kernel log, no port probes"
-GPU_QUERY = ("nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,memory.total,memory.used,memory.free,"
-             "utilization.gpu,temperature.gpu --format=csv,noheader,nounits")
+BLIND_SPOTS = "agentless mode: no PSS/USS (smaps_rollup), no CPU %, no stack capture, no port probes"
+GPU_QUERY = "nvidia-smi " + " ".join(QUERY_GPU_ARGS)
+GPU_APPS = "nvidia-smi " + " ".join(COMPUTE_APPS_ARGS)
 
 
 @dataclass(frozen=True)
@@ -63,11 +76,14 @@ def build_script(marker: str, status_pids: Sequence[int], logs: Sequence[str], g
     def section(name: str) -> str:
         return f"echo; echo {marker}{name}; "
 
-    lines = [section("ps") + PS_COLUMNS_COMMAND, section("meminfo") + "cat /proc/meminfo"]
+    lines = [section("ps") + PS_COMMAND, section("free") + "LC_ALL=C free -b"]
     lines += [section(f"status {int(p)}") + f"cat /proc/{int(p)}/status 2>&1" for p in status_pids]
     lines.append(section("ss") + "ss -ltnpH 2>&1")
     if gpus:
         lines.append(section("gpu") + f"{GPU_QUERY} 2>&1 || echo nvidia-smi-failed")
+        lines.append(section("gpuapps") + f"{GPU_APPS} 2>&1 || echo nvidia-smi-failed")
+        lines.append(section("btime") + "grep '^btime' /proc/stat")
+        lines.append(section("dmesg") + f"dmesg 2>&1 | tail -n {KERNEL_TAIL_LINES}")
     for i, path in enumerate(logs):
         q = shlex.quote(path)
         lines.append(section(f"logstat {i}") + f"stat -c '%s %Y' -- {q} 2>&1")
@@ -93,7 +109,33 @@ def new_marker() -> str:
     return f"@@triage-{secrets.token_hex(8)}@@ "
 
 
-def resolve_from_ps(specs: Sequence[str], rows: list[PsRow], ss_text: str, port: Optional[int]) -> Target:
+def ps_rows(sections: Sections) -> tuple[ProcessInfo, ...]:
+    try:
+        return parse_ps(sections.get("ps")).processes
+    except ParseError as exc:
+        raise TargetError(f"agentless mode: cannot read the node's ps output: {exc}") from None
+
+
+def subtree(rows: Sequence[ProcessInfo], roots: Sequence[int]) -> list[ProcessInfo]:
+    """The roots and all their descendants, parents before children (ps --forest order)."""
+    children: dict[int, list[ProcessInfo]] = {}
+    by_pid = {r.pid: r for r in rows}
+    for r in rows:
+        children.setdefault(r.ppid, []).append(r)
+    out: list[ProcessInfo] = []
+    seen: set[int] = set()
+    stack = [by_pid[p] for p in reversed(roots) if p in by_pid]
+    while stack:
+        row = stack.pop()
+        if row.pid in seen:
+            continue
+        seen.add(row.pid)
+        out.append(row)
+        stack.extend(reversed(children.get(row.pid, [])))
+    return out
+
+
+def resolve_from_ps(specs: Sequence[str], rows: Sequence[ProcessInfo], ss_text: str, port: Optional[int]) -> Target:
     """TARGET specs against the node's ps and ss output; regexes run here, never on the node."""
     by_pid = {r.pid: r for r in rows}
     roots: list[TargetRoot] = []
@@ -107,7 +149,7 @@ def resolve_from_ps(specs: Sequence[str], rows: list[PsRow], ss_text: str, port:
                 pattern = re.compile(spec[5:])
             except re.error as exc:
                 raise TargetError(f"bad regex in {spec!r}: {exc}") from None
-            found = [r for r in rows if pattern.search(r.args)]
+            found = [r for r in rows if pattern.search(" ".join(r.cmdline))]
             # a match whose parent matches too is part of that parent's tree: keep only the topmost
             pids = {r.pid for r in found}
             roots += [TargetRoot(r.pid, f"command line matches {spec[5:]!r}") for r in found if r.ppid not in pids]
@@ -125,58 +167,53 @@ def resolve_from_ps(specs: Sequence[str], rows: list[PsRow], ss_text: str, port:
     return Target(specs=tuple(specs), roots=tuple(roots))
 
 
-def _process(row: PsRow, status_text: Optional[str]) -> ProcessInfo:
-    info = ProcessInfo(
-        pid=row.pid, ppid=row.ppid, name=(row.args.split() or ["?"])[0].rsplit("/", 1)[-1][:64],
-        cmdline=tuple(row.args.split()), state=row.stat[:1], threads=row.threads, cpu_time_s=row.cpu_time_s,
-        user=row.user, rss_bytes=row.rss_bytes, vms_bytes=row.vsz_bytes,
-        pss_bytes=NO_SMAPS, uss_bytes=NO_SMAPS, swap_bytes=NO_SMAPS, pss_age_s=NO_SMAPS,
-        cpu_percent=Unavailable("agentless mode: no CPU sampling"),
-    )
+_FROM_STATUS = ("name", "state", "threads", "rss_bytes", "rss_anon_bytes", "rss_file_bytes", "rss_shmem_bytes",
+                "vms_bytes", "swap_bytes", "ctx_voluntary", "ctx_involuntary", "nspid")
+
+
+def _process(row: ProcessInfo, status_text: Optional[str]) -> ProcessInfo:
+    """ps's row, completed by /proc/PID/status where it was read this refresh."""
+    info = dataclasses.replace(row, pss_bytes=NO_SMAPS, uss_bytes=NO_SMAPS, pss_age_s=NO_SMAPS,
+                               cpu_percent=Unavailable("agentless mode: no CPU sampling"))
     if status_text is None:
-        missing = Unavailable("agentless mode: appeared since the last refresh", "next refresh reads it")
-        return _replace(info, rss_anon_bytes=missing, rss_file_bytes=missing, rss_shmem_bytes=missing)
-    f = parse_proc_status(status_text)
-    if "Pid" not in f:
-        return _replace(info, exited=True, error=Unavailable(f"agentless mode: /proc/{row.pid}/status: {status_text.strip()[:80]}"))
-
-    def known(value: Optional[int]) -> object:
-        return value if value is not None else Unavailable("not in /proc/PID/status")
-
-    return _replace(
-        info, name=f.get("Name", info.name), rss_bytes=known(status_bytes(f, "VmRSS")),
-        rss_anon_bytes=known(status_bytes(f, "RssAnon")), rss_file_bytes=known(status_bytes(f, "RssFile")),
-        rss_shmem_bytes=known(status_bytes(f, "RssShmem")),
-        ctx_voluntary=known(status_int(f, "voluntary_ctxt_switches")),
-        ctx_involuntary=known(status_int(f, "nonvoluntary_ctxt_switches")),
-        nspid=tuple(int(x) for x in f.get("NSpid", "").split() if x.isdigit()),
-    )
+        missing = Unavailable("agentless mode: appeared since the last refresh", "the next refresh reads it")
+        return dataclasses.replace(info, rss_anon_bytes=missing, rss_file_bytes=missing, rss_shmem_bytes=missing)
+    try:
+        status = parse_proc_status(status_text)
+    except ParseError:
+        return dataclasses.replace(info, exited=True, error=Unavailable(
+            f"agentless mode: /proc/{row.pid}/status: {status_text.strip()[:80] or 'unreadable'}"))
+    defaults = ProcessInfo(pid=0, ppid=0, name="?")
+    changes = {f: getattr(status, f) for f in _FROM_STATUS if getattr(status, f) != getattr(defaults, f)}
+    return dataclasses.replace(info, **changes)
 
 
-def _replace(info: ProcessInfo, **changes: object) -> ProcessInfo:
-    return dataclasses.replace(info, **changes)  # type: ignore[arg-type]
-
-
-def _gpus(text: str) -> GpuReport:
+def _gpus(sections: Sections, pids: set[int]) -> GpuReport:
+    text, apps_text = sections.get("gpu"), sections.get("gpuapps")
     if not text.strip() or "nvidia-smi-failed" in text:
         return GpuReport(source="none", error=Unavailable(f"agentless mode: nvidia-smi: {text.strip()[:120] or 'no output'}"))
-    devices = []
-    for line in text.splitlines():
-        cells = [c.strip() for c in line.split(",")]
-        if len(cells) < 9 or not cells[0].isdigit():
-            continue
+    try:
+        devices = parse_query_gpu_csv(text)
+        apps = parse_compute_apps_csv(apps_text) if "nvidia-smi-failed" not in apps_text else ()
+    except NvidiaSmiParseError as exc:
+        return GpuReport(source="nvidia-smi", error=Unavailable(f"agentless mode: unexpected nvidia-smi output: {exc}"))
+    by_uuid: dict[str, list[GpuProcess]] = {}
+    for uuid, process in apps:
+        # no NSpid mapping without reading every process: a PID of the node's tree is taken as is
+        local = process.pid if process.pid in pids else None
+        by_uuid.setdefault(uuid, []).append(dataclasses.replace(process, local_pid=local))
+    devices = tuple(dataclasses.replace(d, processes=tuple(by_uuid.get(d.uuid, ())) if isinstance(d.uuid, str) else ())
+                    for d in devices)
+    return GpuReport(source="nvidia-smi", devices=devices)
 
-        def mib(cell: str) -> object:
-            return int(float(cell)) * 1024 * 1024 if cell.replace(".", "").isdigit() else Unavailable(f"nvidia-smi: {cell}")
 
-        def num(cell: str) -> object:
-            return int(float(cell)) if cell.replace(".", "").isdigit() else Unavailable(f"nvidia-smi: {cell}")
-
-        devices.append(GpuDevice(index=int(cells[0]), name=cells[1], uuid=cells[2], pci_bus_id=cells[3],
-                                 memory_total_bytes=mib(cells[4]), memory_used_bytes=mib(cells[5]),
-                                 memory_free_bytes=mib(cells[6]), utilization_gpu_percent=num(cells[7]),
-                                 temperature_c=num(cells[8])))
-    return GpuReport(source="nvidia-smi", devices=tuple(devices))
+def _kernel(sections: Sections, pids: set[int]) -> KernelReport:
+    text = sections.get("dmesg")
+    if "Operation not permitted" in text or "dmesg: read kernel buffer failed" in text:
+        return KernelReport(error=Unavailable("agentless mode: dmesg: permission denied", "ssh as root or allow dmesg"))
+    btime = sections.get("btime").split()
+    boot = float(btime[1]) if len(btime) == 2 and btime[1].isdigit() else None
+    return KernelReport(events=tuple(e for e in parse_kernel_lines(text, boot) if e.pid in pids))
 
 
 def _log(path: str, stat_text: str, body: str, now: float) -> LogTail:
@@ -189,34 +226,21 @@ def _log(path: str, stat_text: str, body: str, now: float) -> LogTail:
     partial = text_lines.pop() if text_lines else ""
     if size > LOG_TAIL_BYTES and text_lines:
         text_lines = text_lines[1:]  # the first line was cut by tail -c
-    lines = tuple(LogLine(t, seen_at=now, level=_level(t)) for t in text_lines)
+    classifier = _Classifier()  # the same levels (and traceback runs) as a local LogFollower gives
+    lines = tuple(LogLine(t, seen_at=now, level=classifier.level(t)) for t in text_lines)
     return LogTail(path=path, lines=lines, partial=partial, size_bytes=size,
                    seconds_since_last_byte=max(now - mtime, 0.0), last_byte_at=float(mtime))
 
 
-def _level(line: str) -> str:
-    low = line.lower()
-    if line.startswith("Traceback") or line.startswith("  File "):
-        return "traceback"
-    if "error" in low or "exception" in low:
-        return "error"
-    return "warning" if "warn" in low else "info"
-
-
 def build_snapshot(host: str, target: Target, options: CollectOptions, sections: Sections,
                    status_pids: Sequence[int], started: float, duration_ms: float) -> Snapshot:
-    rows = subtree(parse_ps_columns(sections.get("ps")), [r.pid for r in target.roots])
+    rows = subtree(ps_rows(sections), [r.pid for r in target.roots])
     read = set(status_pids)
     processes = tuple(_process(r, sections.get(f"status {r.pid}") if r.pid in read else None) for r in rows)
-    free = free_columns(parse_meminfo(sections.get("meminfo")))
-
-    def mem(key: str) -> object:
-        return free.get(key, Unavailable("agentless mode: not in /proc/meminfo"))
-
-    system = SystemMemory(total_bytes=mem("total"), used_bytes=mem("used"), free_bytes=mem("free"),
-                          available_bytes=mem("available"), buff_cache_bytes=mem("buff_cache"),
-                          shared_bytes=mem("shared"), swap_total_bytes=mem("swap_total"),
-                          swap_used_bytes=mem("swap_used"))
+    try:
+        system = parse_free(sections.get("free"), unit=1)
+    except ParseError as exc:
+        system = SystemMemory(total_bytes=Unavailable(f"agentless mode: free -b: {exc}"))
     live = [p for p in processes if not p.exited]
 
     def total(attr: str) -> object:
@@ -233,12 +257,18 @@ def build_snapshot(host: str, target: Target, options: CollectOptions, sections:
     now = float(now_text) if re.fullmatch(r"\d+(\.\d+)?", now_text) else time.time()
     logs = tuple(_log(path, sections.get(f"logstat {i}"), sections.get(f"log {i}"), now)
                  for i, path in enumerate(options.logs))
+    gpus = _gpus(sections, pids)
+    try:
+        from ..collect.gpu import join_gpus_to_processes
+
+        processes = join_gpus_to_processes(processes, gpus)
+    except ImportError:  # a build without the gpu part: ProcessInfo.gpus stays empty
+        pass
     return Snapshot(
         host=host, taken_at=started, interval_s=options.interval_s, target=target, processes=processes,
         memory=MemoryReport(system=system, target=target_mem, smaps_budget_ms=0.0), logs=logs,
         ports=PortReport(listening=listening, error=Unavailable("agentless mode: no port probes") if options.port else None),
-        gpus=_gpus(sections.get("gpu")),
-        kernel=KernelReport(error=Unavailable("agentless mode: kernel log not read", "use agent mode")),
+        gpus=gpus, kernel=_kernel(sections, pids),
         sources=(SourceStatus("ssh", "ok", duration_ms, "agentless mode, one script per refresh"),
                  SourceStatus("mode", "ok", 0.0, BLIND_SPOTS)),
     )
