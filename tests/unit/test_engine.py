@@ -85,7 +85,7 @@ def test_ranks_in_different_collectives_make_a_mismatch() -> None:
 
 
 def test_lock_waits_make_a_deadlock_and_unchanged_stacks_count() -> None:
-    lock = (Frame("acquire", "threading.py", 95), Frame("work", "app.py", 10))
+    lock = (Frame("PyThread_acquire_lock_timed", "python3.11", native=True), Frame("work", "app.py", 10))
     hist = series([Snapshot(processes=(proc(1, cpu_time=2.0),)) for _ in range(8)], 2.0)
     engine, _ = run(hist[:6])
     first = stack_capture(hist[6].taken_at, {1: lock})

@@ -133,7 +133,8 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Ob
         wake = "" if one_look else "; context switches stopped too" if ctx == 0 else \
             f"; {ctx} voluntary context switches: wakes, does nothing"
         span = "(one look: ps %CPU is a lifetime average)" if one_look else f"for {fmt_s(idle_for)}"
-        out.append(_obs("all-idle", f"all {len(alive)} processes idle (no CPU-time growth) {span}{wake}",
+        who = "the only process is" if len(alive) == 1 else f"all {len(alive)} processes"
+        out.append(_obs("all-idle", f"{who} idle (no CPU-time growth) {span}{wake}",
                         "processes", at, [p.pid for p in alive], processes=len(alive), idle_s=round(idle_for, 1),
                         ctx_growth=ctx))
     for pid, rate in busy.items():

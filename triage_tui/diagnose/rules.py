@@ -45,7 +45,7 @@ NEEDS_CAP = 0.2
 CATALOGUE: tuple[Spec, ...] = (
     Spec("wait-for-missing-rank", "A wait for a rank that never arrived (the others sleep in a collective or IPC wait)",
          needs="several-processes | stacks-odd-rank", needs_text="a single process: no ranks to wait for",
-         titles=(("stacks-odd-rank", "A wait for the missing rank: PID {pid} never reached the wait ({kind} at {frame})"),),
+         titles=(("stacks-odd-rank", "A wait for the missing rank: PID {pid} never reached the wait (it is in {frame})"),),
          next_checks=(("stacks-odd-rank", "py-spy dump --native the odd rank PID {pid} and read its frame: S on it"),
                       ("", "capture stacks of all {processes} processes at once, grouped, and look for the rank that "
                            "differs: S (or --auto-stacks)"))),

@@ -81,17 +81,19 @@ def stack_observations(capture: StackCapture, snapshot: Optional[Snapshot] = Non
     odd = _odd_rank(groups, rank_groups)
     if odd is not None:
         pid, group, majority = odd
-        where = group.departs_at or group.wait_frame
+        frame = _where(group)
+        kind = "" if group.wait_kind == "unknown" else f"{group.wait_kind} "
+        leaves = f", leaving the others' stack at {group.departs_at}" if group.departs_at else ""
         others = f"; the other {len(rank_groups) - 1} wait in {majority.wait_frame}" if majority else ""
-        out.append(_obs("stacks-odd-rank", f"PID {pid} is elsewhere: {group.wait_kind} at {where}{others}", at, [pid],
-                        pid=pid, kind=group.wait_kind, frame=where))
+        out.append(_obs("stacks-odd-rank", f"PID {pid} is elsewhere: {kind}in {frame}{leaves}{others}", at, [pid],
+                        pid=pid, kind=group.wait_kind, frame=frame, departs=group.departs_at))
         if group.wait_kind in ("compile", "device-sync", "running", "file-io"):
-            out.append(_obs(f"stacks-odd-{group.wait_kind}", f"the odd rank PID {pid} is in {group.wait_kind}: {where}",
-                            at, [pid], pid=pid, frame=where))
+            out.append(_obs(f"stacks-odd-{group.wait_kind}", f"the odd rank PID {pid} is in {group.wait_kind}: {frame}",
+                            at, [pid], pid=pid, frame=frame))
     locks = [g for g in groups if g.wait_kind == "lock"]
     lock_threads = sum(len(g.members) for g in locks)
     if lock_threads >= 2:
-        where = "; ".join(f"{len(g.members)} on {g.wait_frame}" for g in locks[:3])
+        where = "; ".join(f"{len(g.members)} in {_where(g)}" for g in locks[:3])
         out.append(_obs("stacks-lock-wait", f"{lock_threads} threads wait to acquire locks: {where}", at,
                         sorted({p for g in locks for p in g.pids}), threads=lock_threads))
     elif lock_threads == 1:
@@ -109,6 +111,18 @@ def stack_observations(capture: StackCapture, snapshot: Optional[Snapshot] = Non
         out.append(_obs("stacks-unchanged", f"stacks unchanged between two captures {fmt_s(unchanged)} apart", at,
                         seconds=round(unchanged, 1)))
     return out
+
+
+def _where(group: StackGroup) -> str:
+    """The wait frame and the program frame that called it: `sleep (time) from init_drafter (w.py:120)`."""
+    wait = group.wait_frame or group.departs_at
+    caller = next((f for f in group.frames if not f.native and f.file and not _label(f).startswith(wait.split(" (")[0])
+                   and "/threading.py" not in "/" + f.file and "/lib/python" not in f.file), None)
+    return f"{wait} from {_label(caller)}" if caller is not None and _label(caller) != wait else wait
+
+
+def _label(f) -> str:
+    return f"{f.function} ({f.file.rsplit('/', 1)[-1]}:{f.line})" if f.line else f"{f.function} ({f.file.rsplit('/', 1)[-1]})"
 
 
 def _odd_rank(groups: Sequence[StackGroup], rank_groups: dict[int, StackGroup]):

@@ -18,7 +18,7 @@ from .text_errors import ParseError
 
 THREAD = re.compile(r"^(Current thread|Thread) (0x[0-9a-fA-F]+) \(most recent call first\):\s*$")
 _FRAME = re.compile(r'^\s+File "(.*)", line (\d+) in (\S+)')
-_PID = re.compile(r"(?:\bpid\b|\bPID\b|\bProcess\b|\brank\b)\s*[:=#]?\s*(\d+)", re.I)
+_PID = re.compile(r"(?:\bpid\b|\bProcess\b)\s*[:=#]?\s*(\d+)", re.I)
 
 
 def parse_faulthandler(text: str) -> tuple[ProcessStacks, ...]:

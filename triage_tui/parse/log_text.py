@@ -8,7 +8,7 @@ from ..model.snapshot import LogLine, LogTail
 from ..model.unavailable import Unavailable
 
 _LEVEL = (("traceback", re.compile(r"^Traceback \(most recent call last\)|^\s+File \".*\", line \d+")),
-          ("error", re.compile(r"\b(ERROR|CRITICAL|FATAL|Error|Exception)\b")),
+          ("error", re.compile(r"\b(ERROR|CRITICAL|FATAL)\b|\w*(Error|Exception)\b:|\bError\b")),
           ("warning", re.compile(r"\b(WARNING|WARN|Warning)\b")))
 LOG_LINE = re.compile(
     r"^\s*(\[?\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|\[\d{4}|\[rank\d+\]|\(\w+ pid=\d+\)|(INFO|WARNING|ERROR|DEBUG|CRITICAL)\b"

@@ -114,13 +114,20 @@ def _starts(lines: list[str], i: int) -> Optional[tuple[str, int]]:
     end = _json(lines, i)
     if end:
         return "py-spy-json", end
-    if dmesg.is_kernel_line(line) or re.match(r"^\s*\[\s*\d+\.\d+\]", line):
-        return "kernel", _run(lines, i, lambda t: dmesg.is_kernel_line(t) or bool(re.match(r"^\s*\[\s*\d+\.\d+\]", t)))
+    if _kernel_like(line):
+        return "kernel", _run(lines, i, _kernel_like)
     if curl_text.CURL_LINE.match(line):
         return "curl", _run(lines, i, lambda t: bool(curl_text.CURL_LINE.match(t)) or t.lstrip().startswith(("{", '"')))
     if log_text.LOG_LINE.match(line):
         return "log", _run(lines, i, lambda t: not _other_start(lines, t))
     return None
+
+
+_KERNEL_STAMP = re.compile(r"^\s*\[\s*\d+\.\d+\]|^\s*\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]|\bkernel: ")
+
+
+def _kernel_like(line: str) -> bool:
+    return bool(_KERNEL_STAMP.search(line)) or dmesg.parse_kernel_line(line) is not None or "invoked oom-killer" in line
 
 
 def _other_start(lines: list[str], line: str) -> bool:
@@ -168,24 +175,20 @@ def split_paste(text: str) -> list[PastePart]:
 
 # ---------------------------------------------------------------- building evidence
 def _pyspy_json(text: str) -> tuple[ProcessStacks, ...]:
-    try:  # the stacks part's parser, when it has landed on this branch
-        from . import pyspy_json  # type: ignore[attr-defined]
-    except ImportError:
-        raise ParseError("py-spy JSON needs parse/pyspy_json.py (the stacks part); paste the text dump instead") from None
-    for name in ("parse_pyspy_json", "parse_dump_json", "parse_json"):
-        fn = getattr(pyspy_json, name, None)
-        if fn is not None:
-            result = fn(text)
-            return tuple(result) if isinstance(result, (list, tuple)) else (result,)
-    raise ParseError("parse/pyspy_json.py has no parse function this code knows")
+    from .pyspy_json import parse_pyspy_json  # the stacks part's parser
+    return tuple(p for p in parse_pyspy_json(text) if p.threads)
 
 
 def _gpu(text: str, table: bool) -> GpuReport:
-    try:  # the gpu part's parser, when it has landed on this branch
-        from . import nvidia_smi  # type: ignore[attr-defined]
-        return nvidia_smi.parse_nvidia_smi_table(text) if table else nvidia_smi.parse_query_gpu_csv(text)
-    except ImportError:
-        return nvidia_smi_basic.parse_table(text) if table else nvidia_smi_basic.parse_csv(text)
+    """The gpu part's table parser first; a pasted CSV has a header in any field order, which the
+    small header-driven reader handles (the gpu part's CSV reader takes its own noheader query)."""
+    if table:
+        try:
+            from . import nvidia_smi
+            return nvidia_smi.parse_nvidia_smi_table(text)
+        except (ImportError, ValueError):
+            return nvidia_smi_basic.parse_table(text)
+    return nvidia_smi_basic.parse_csv(text)
 
 
 def _merge(old: ProcessInfo, new: ProcessInfo) -> ProcessInfo:
