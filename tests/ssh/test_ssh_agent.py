@@ -150,3 +150,20 @@ def test_pyspy_not_uploaded_to_another_architecture() -> None:
     assert binary is None and "riscv128" in note
     binary, note = pyspy_upload_plan(ProbeResult("/tmp/x", "x86_64", "/usr/bin/py-spy", ("python3",)))
     assert binary is None and "node's py-spy" in note
+
+
+def test_capture_from_another_thread_during_refreshes_gets_its_own_answer(node: Node, sleeper_tree: subprocess.Popen) -> None:
+    """The app captures stacks from one thread while the Incident ticks in another: one channel, no mixed replies."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    host = SshHost(node.options())
+    try:
+        target = host.resolve([str(sleeper_tree.pid)])
+        kids = [c.pid for c in psutil.Process(sleeper_tree.pid).children()]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            snapshots = pool.submit(lambda: [host.collect(target, CollectOptions()) for _ in range(5)])
+            capture = pool.submit(host.capture_stacks, kids, StackOptions(timeout_s=20))
+            assert sorted(capture.result(timeout=120).pids) == sorted(kids)
+            assert all(len(s.processes) == 3 for s in snapshots.result(timeout=120))
+    finally:
+        host.close()

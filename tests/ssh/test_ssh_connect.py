@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -110,7 +111,9 @@ def test_passphrase_key_fails_fast_without_a_terminal(node: Node) -> None:
         "    print('ERROR', exc); sys.exit(2)\n"
     )
     # bounded: if anything prompted, stdin is /dev/null (EOF) and the timeout ends the test, not the suite
-    done = subprocess.run([sys.executable, "-c", code], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    no_agent = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}  # an agent could hold the key unlocked
+    done = subprocess.run([sys.executable, "-c", code], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=60, env=no_agent)
     assert done.returncode == 2, done.stderr
     assert "needs a passphrase" in done.stdout and "ssh-agent" in done.stdout
     assert "Passphrase" not in done.stderr
@@ -122,3 +125,32 @@ def test_host_from_args_rejects_bad_destination_and_missing_config(tmp_path: Pat
         host_from_args(argparse.Namespace(ssh="bad host", **base))
     with pytest.raises(TargetError, match="not found"):
         host_from_args(argparse.Namespace(ssh="node", **{**base, "ssh_config": str(tmp_path / "missing")}))
+
+
+def test_passphrase_key_held_by_ssh_agent_is_used_without_a_prompt(node: Node, monkeypatch: pytest.MonkeyPatch) -> None:
+    """IdentityFile is encrypted, but ssh-agent holds it unlocked: the connection goes through the agent."""
+    locked = node.env.directory / "locked_agent"
+    _keygen(locked, passphrase="sekrit")
+    (node.env.directory / "authorized_keys").write_text(Path(str(locked) + ".pub").read_text())
+    node.env.write_config(host_block("node", node.server, locked))
+    sock = node.env.directory / "agent.sock"
+    agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.PIPE, text=True,
+                             stdin=subprocess.DEVNULL)
+    try:
+        assert agent.stdout is not None and "SSH_AUTH_SOCK" in agent.stdout.readline()  # ready: it printed its socket
+        askpass = node.env.directory / "askpass"
+        askpass.write_text("#!/bin/sh\necho sekrit\n")
+        askpass.chmod(0o700)
+        env = {**os.environ, "SSH_AUTH_SOCK": str(sock), "SSH_ASKPASS": str(askpass), "SSH_ASKPASS_REQUIRE": "force"}
+        subprocess.run(["ssh-add", str(locked)], env=env, check=True, stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=30)
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
+        conn = connect(node.options())
+        try:
+            _, out, _ = conn.client.exec_command("echo via-agent", timeout=15)
+            assert out.read().strip() == b"via-agent"
+        finally:
+            conn.close()
+    finally:
+        agent.kill()
+        agent.wait(timeout=30)

@@ -8,6 +8,7 @@ it had. Reconnection is tried on later refreshes with exponential backoff (1 s d
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Sequence
 from typing import Optional
@@ -26,7 +27,8 @@ BACKOFF_MAX_S = 30.0
 
 
 class SshHost:
-    """One node over SSH. Not thread-safe: one refresh at a time (as Incident ticks)."""
+    """One node over SSH. Calls are serialised (one channel, one request at a time): a stack capture
+    started from the UI thread waits for the refresh in flight, and the next refresh waits for it."""
 
     def __init__(self, options: SshOptions, agentless: bool = False, request_timeout_s: float = 30.0,
                  backoff_start_s: float = BACKOFF_START_S) -> None:
@@ -45,6 +47,7 @@ class SshHost:
         self._backoff = backoff_start_s
         self._status_pids: list[int] = []
         self._pending_note = ""  # said once, in the first snapshot after a reconnect
+        self._lock = threading.RLock()
         self._closed_sent = 0
         self._closed_received = 0
 
@@ -124,7 +127,7 @@ class SshHost:
         self._mark_down(str(exc))
 
     # ------------------------------------------------------------ Host protocol
-    def resolve(self, specs: Sequence[str], port: Optional[int] = None) -> Target:
+    def _resolve_locked(self, specs: Sequence[str], port: Optional[int] = None) -> Target:
         conn = self._ensure([int(s) for s in specs if s.isdigit()])
         try:
             if self._agent is not None:
@@ -137,7 +140,7 @@ class SshHost:
             self._failed(exc)
             raise
 
-    def collect(self, target: Target, options: CollectOptions) -> Snapshot:
+    def _collect_locked(self, target: Target, options: CollectOptions) -> Snapshot:
         started = time.time()
         try:
             conn = self._ensure([r.pid for r in target.roots])
@@ -163,7 +166,7 @@ class SshHost:
             return Snapshot(host=self.name, taken_at=started, interval_s=options.interval_s, target=target,
                             sources=(SourceStatus("ssh", "failing", (time.time() - started) * 1000, self._down_text()),))
 
-    def capture_stacks(self, pids: Sequence[int], options: StackOptions) -> StackCapture:
+    def _capture_stacks_locked(self, pids: Sequence[int], options: StackOptions) -> StackCapture:
         started = time.time()
         try:
             self._ensure(pids)
@@ -177,7 +180,7 @@ class SshHost:
                 self._failed(exc)
             return StackCapture(taken_at=started, pids=tuple(pids), notes=(f"no capture: {self._down_text()}",))
 
-    def wait_for_budgeted_reads(self, timeout_s: float = 10.0) -> bool:
+    def _wait_for_budgeted_reads_locked(self, timeout_s: float = 10.0) -> bool:
         """LocalHost's hook for one-shot reports (PSS is read off-thread on the node); agentless has no PSS."""
         if self._agent is None:
             return True
@@ -188,8 +191,29 @@ class SshHost:
             return False
         return bool(reply.get("done"))
 
-    def close(self) -> None:
+    def _close_locked(self) -> None:
         self._drop()
+
+    # ------------------------------------------------------------ serialised entry points
+    def resolve(self, specs: Sequence[str], port: Optional[int] = None) -> Target:
+        with self._lock:
+            return self._resolve_locked(specs, port)
+
+    def collect(self, target: Target, options: CollectOptions) -> Snapshot:
+        with self._lock:
+            return self._collect_locked(target, options)
+
+    def capture_stacks(self, pids: Sequence[int], options: StackOptions) -> StackCapture:
+        with self._lock:
+            return self._capture_stacks_locked(pids, options)
+
+    def wait_for_budgeted_reads(self, timeout_s: float = 10.0) -> bool:
+        with self._lock:
+            return self._wait_for_budgeted_reads_locked(timeout_s)
+
+    def close(self) -> None:
+        with self._lock:
+            self._close_locked()
 
     def _take_note(self, detail: str) -> str:
         note, self._pending_note = self._pending_note, ""

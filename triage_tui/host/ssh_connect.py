@@ -139,8 +139,12 @@ class _KnownHostsPolicy(paramiko.MissingHostKeyPolicy):
                 f"check it with the node's owner, then rerun with --accept-new-host-key to record it in {self.known_hosts}"
             )
         client.get_host_keys().add(hostname, key.get_name(), key)
-        os.makedirs(os.path.dirname(self.known_hosts) or ".", exist_ok=True)
-        client.save_host_keys(self.known_hosts)
+        # Append one line, as ssh does: paramiko's save_host_keys would rewrite the whole file and drop
+        # what it cannot parse (@cert-authority lines, comments, key types it does not know).
+        os.makedirs(os.path.dirname(self.known_hosts) or ".", mode=0o700, exist_ok=True)
+        fd = os.open(self.known_hosts, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "a") as f:
+            f.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
 
 
 def _load_key(path: str, interactive: bool) -> paramiko.PKey:
@@ -166,6 +170,18 @@ def _load_key(path: str, interactive: bool) -> paramiko.PKey:
         raise SshError(f"key file not found: {path}") from None
     except (OSError, paramiko.SSHException, ValueError) as exc:
         raise SshError(f"cannot read key {path}: {exc}") from None
+
+
+def _agent_has_keys() -> bool:
+    if not os.environ.get("SSH_AUTH_SOCK"):
+        return False
+    agent = paramiko.Agent()
+    try:
+        return bool(agent.get_keys())
+    except paramiko.SSHException:
+        return False
+    finally:
+        agent.close()
 
 
 @dataclass
@@ -198,7 +214,16 @@ class Connection:
 def _connect_one(endpoint: Endpoint, options: SshOptions, known_hosts: str, sock: Optional[paramiko.Channel]) -> paramiko.SSHClient:
     interactive = sys.stdin.isatty() if options.interactive is None else options.interactive
     # Config IdentityFile lines that do not exist are skipped, as ssh does; an explicit -i must exist.
-    keys = [_load_key(p, interactive) for p in endpoint.identity_files if options.identity or os.path.exists(p)]
+    keys = []
+    for path in endpoint.identity_files:
+        if not (options.identity or os.path.exists(path)):
+            continue
+        try:
+            keys.append(_load_key(path, interactive))
+        except SshError:
+            # an encrypted key with no terminal to ask on: ssh-agent may hold it unlocked, so go on without it
+            if not _agent_has_keys():
+                raise
     client = paramiko.SSHClient()
     if os.path.exists(known_hosts):
         try:
