@@ -38,6 +38,8 @@ def test_agent_mode_sees_the_tree_a_local_run_sees_and_leaves_nothing(node: Node
         remote = host.collect(target, CollectOptions())
         here = local.collect(local.resolve([str(sleeper_tree.pid)]), CollectOptions())
         assert host.mode == "agent"
+        # the target's own interpreter was preferred (it has psutil; /usr/bin/python3 may not)
+        assert host._agent.hello["python"] == os.path.realpath(psutil.Process(sleeper_tree.pid).exe())  # type: ignore[union-attr]
         assert len(_rows(remote)) == 3 and _rows(remote) == _rows(here)
         for p in remote.processes:
             mine = here.process(p.pid)
@@ -167,3 +169,20 @@ def test_capture_from_another_thread_during_refreshes_gets_its_own_answer(node: 
             assert all(len(s.processes) == 3 for s in snapshots.result(timeout=120))
     finally:
         host.close()
+
+
+def test_node_without_a_usable_python_falls_back_to_agentless(node: Node, sleeper_tree: subprocess.Popen,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    original = ssh_agent_client.probe_script
+    # the node "has no python3": the probe looks for an interpreter name nothing has
+    monkeypatch.setattr(ssh_agent_client, "probe_script", lambda pids: original(pids).replace("python3", "nopython9"))
+    before = set(glob.glob("/tmp/triage-agent.*"))
+    host = SshHost(node.options())
+    try:
+        # by name: a PID would hand the probe the target's own interpreter, which it rightly prefers
+        snapshot = host.collect(host.resolve([r"name:time\.sleep\(600\)"]), CollectOptions())
+        assert host.mode == "agentless" and "no Python" in host.mode_notes[0]
+        assert len(snapshot.processes) == 3
+    finally:
+        host.close()
+    assert set(glob.glob("/tmp/triage-agent.*")) <= before  # the probe's directory was removed too

@@ -16,7 +16,7 @@ from typing import Optional
 from ..model.codec import from_data, to_data
 from ..model.snapshot import Snapshot, SourceStatus, Target
 from ..model.stacks import StackCapture
-from .base import CollectOptions, StackOptions
+from .base import CollectOptions, StackOptions, TargetError
 from .ssh_agent_client import AgentSession, NoUsablePython
 from .ssh_agentless import Sections, build_script, build_snapshot, new_marker, ps_rows, resolve_from_ps, split_sections
 from .ssh_connect import Connection, SshError, SshOptions, connect
@@ -165,6 +165,10 @@ class SshHost:
                 self._failed(exc)
             return Snapshot(host=self.name, taken_at=started, interval_s=options.interval_s, target=target,
                             sources=(SourceStatus("ssh", "failing", (time.time() - started) * 1000, self._down_text()),))
+        except TargetError as exc:  # connected, but the node could not read the tree (e.g. no ps there)
+            return Snapshot(host=self.name, taken_at=started, interval_s=options.interval_s, target=target,
+                            sources=(SourceStatus("ssh", "ok", (time.time() - started) * 1000, f"{self.mode} mode"),
+                                     SourceStatus("processes", "failing", 0.0, str(exc))))
 
     def _capture_stacks_locked(self, pids: Sequence[int], options: StackOptions) -> StackCapture:
         started = time.time()

@@ -59,7 +59,7 @@ def probe_script(pids: Sequence[int]) -> str:
 
     Candidates in order of preference: the interpreters of the target's processes (ML environments ship
     psutil), then python3 on PATH, then any other running python3 (the target given by name or port is not
-    resolved yet). A candidate is usable when it is Python 3 and imports psutil.
+    resolved yet). A candidate is usable when it is Python >= 3.10 (the model's type hints) and imports psutil.
     """
     exes = " ".join(f"/proc/{int(p)}/exe" for p in pids)
     return (
@@ -67,7 +67,7 @@ def probe_script(pids: Sequence[int]) -> str:
         "echo \"dir=$d\"; echo \"arch=$(uname -m)\"; echo \"pyspy=$(command -v py-spy 2>/dev/null)\"; "
         f"for c in $(for e in {exes}; do readlink \"$e\" 2>/dev/null; done) $(command -v python3 2>/dev/null) "
         "$(for e in /proc/[0-9]*/exe; do readlink \"$e\" 2>/dev/null; done | grep '/python3[0-9.]*$' | sort -u); do "
-        "\"$c\" -c 'import sys, psutil; sys.exit(sys.version_info < (3, 8))' >/dev/null 2>&1 "
+        "\"$c\" -c 'import sys, psutil; sys.exit(sys.version_info < (3, 10))' >/dev/null 2>&1 "
         "&& { echo \"python=$c\"; break; }; done; true"
     )
 

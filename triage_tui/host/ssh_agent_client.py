@@ -61,7 +61,7 @@ class AgentSession:
             raise SshError(f"cannot prepare the node: {exc}: {probe_out.stderr.decode(errors='replace')[-200:]}") from None
         try:
             if not probe.pythons:
-                raise NoUsablePython("the node has no Python 3 with psutil (tried the target's interpreter and python3)")
+                raise NoUsablePython("the node has no Python >= 3.10 with psutil (tried the target's interpreter and python3)")
             run_command(conn, write_file_command(f"{probe.private_dir}/{ZIP_NAME}"), timeout_s, stdin=build_zip())
             binary, note = pyspy_upload_plan(probe)
             if binary is not None:
