@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -86,3 +87,17 @@ def test_a_log_line_cannot_forge_a_section() -> None:
     out = "@@triage-abc@@ log 0\n@@triage-fake@@ ps\nreal line\n|\n@@triage-abc@@ now\n123.5\n"
     sections = split_sections(out, "@@triage-abc@@ ")
     assert sections.get("log 0").startswith("@@triage-fake@@ ps") and "ps" not in sections.parts
+
+
+def test_agentless_reports_a_segfault_of_a_tree_pid_from_the_node_kernel_log(node: Node) -> None:
+    from triage_tui.model.snapshot import Target, TargetRoot
+
+    crash = subprocess.Popen([sys.executable, "-c", "import ctypes; ctypes.string_at(0)"])
+    assert crash.wait(timeout=60) == -11  # the kernel logs the segfault before the parent is woken
+    host = SshHost(node.options(), agentless=True)
+    try:
+        snapshot = host.collect(Target(specs=(str(crash.pid),), roots=(TargetRoot(crash.pid, "test"),)), CollectOptions())
+    finally:
+        host.close()
+    assert snapshot.kernel.error is None
+    assert [(e.kind, e.pid) for e in snapshot.kernel.events] == [("segfault", crash.pid)]

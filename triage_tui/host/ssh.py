@@ -152,7 +152,8 @@ class SshHost:
                 return _with_sources(snapshot, ssh, notes)
             marker = new_marker()
             status_pids = sorted(set(self._status_pids) | {r.pid for r in target.roots})
-            sections = self._run_script(conn, marker, build_script(marker, status_pids, options.logs))
+            sections = self._run_script(conn, marker, build_script(marker, status_pids, options.logs,
+                                                                       roots=[r.pid for r in target.roots]))
             snapshot = build_snapshot(self.name, target, options, sections, status_pids, started, (time.time() - started) * 1000)
             self._status_pids = [p.pid for p in snapshot.processes if not p.exited]
             if self._pending_note:

@@ -52,7 +52,7 @@ from ..parse.text_errors import ParseError
 from .base import CollectOptions, TargetError
 
 LOG_TAIL_BYTES = 16384
-KERNEL_TAIL_LINES = 500
+KERNEL_TAIL_LINES = 50
 # the same columns `triage diagnose` reads from a pasted `ps -eo ...` (header line included: parse_ps needs it)
 PS_COMMAND = "LC_ALL=C ps -eo pid,ppid,stat,nlwp,rss,vsz,time,user:32,args"
 NO_SMAPS = Unavailable("agentless mode: no smaps_rollup", "install psutil for the node's python3 to use agent mode")
@@ -71,19 +71,40 @@ class Sections:
         return self.parts.get(name, "")
 
 
-def build_script(marker: str, status_pids: Sequence[int], logs: Sequence[str], gpus: bool = True) -> str:
-    """One refresh as one script. `marker` is random per refresh so no log line can fake a section."""
+# Keeps ps's header and the rows of the roots' subtrees: a refresh sends back the tree, not the whole
+# process table (roots are ints; the awk program is fixed text).
+SUBTREE_AWK = (
+    "awk -v roots=\"$roots\" 'NR==1{print;next} {n++; line[n]=$0; pid[n]=$1; ppid[n]=$2} "
+    "END{split(roots,r,\" \"); for(i in r) keep[r[i]]=1; more=1; "
+    "while(more){more=0; for(k=1;k<=n;k++) if(!(pid[k] in keep) && (ppid[k] in keep)){keep[pid[k]]=1; more=1}} "
+    "for(k=1;k<=n;k++) if(pid[k] in keep) print line[k]}'"
+)
+
+
+def build_script(marker: str, status_pids: Sequence[int], logs: Sequence[str], gpus: bool = True,
+                 roots: Optional[Sequence[int]] = None) -> str:
+    """One refresh as one script. `marker` is random per refresh so no log line can fake a section.
+    With `roots`, ps output is cut to their subtrees on the node (resolve needs the whole table)."""
     def section(name: str) -> str:
         return f"echo; echo {marker}{name}; "
 
-    lines = [section("ps") + PS_COMMAND, section("free") + "LC_ALL=C free -b"]
+    ps = PS_COMMAND
+    if roots is not None:
+        ps = f"roots='{' '.join(str(int(r)) for r in roots)}'; {PS_COMMAND} | {SUBTREE_AWK}"
+    lines = [section("ps") + ps, section("free") + "LC_ALL=C free -b"]
     lines += [section(f"status {int(p)}") + f"cat /proc/{int(p)}/status 2>&1" for p in status_pids]
     lines.append(section("ss") + "ss -ltnpH 2>&1")
     if gpus:
         lines.append(section("gpu") + f"{GPU_QUERY} 2>&1 || echo nvidia-smi-failed")
         lines.append(section("gpuapps") + f"{GPU_APPS} 2>&1 || echo nvidia-smi-failed")
         lines.append(section("btime") + "grep '^btime' /proc/stat")
-        lines.append(section("dmesg") + f"dmesg 2>&1 | tail -n {KERNEL_TAIL_LINES}")
+        # Only lines parse/dmesg.py turns into events, and only for the tree's PIDs (ints; fixed patterns):
+        # a busy node's kernel log would otherwise dominate every refresh.
+        pid_re = "|".join(str(int(p)) for p in sorted({*status_pids, *(roots or ())})) or "0"
+        lines.append(section("dmesg") + "if d=$(dmesg 2>&1); then printf '%s\\n' \"$d\" | grep -E "
+                     "'Killed process|oom-kill|oom_reaper|segfault at|traps: ' | "
+                     f"grep -E '(\\[|process |pid=)({pid_re})([^0-9]|$)' | tail -n {KERNEL_TAIL_LINES}; "
+                     "else echo \"dmesg-failed: $(printf '%s' \"$d\" | head -c 200)\"; fi")
     for i, path in enumerate(logs):
         q = shlex.quote(path)
         lines.append(section(f"logstat {i}") + f"stat -c '%s %Y' -- {q} 2>&1")
@@ -209,8 +230,8 @@ def _gpus(sections: Sections, pids: set[int]) -> GpuReport:
 
 def _kernel(sections: Sections, pids: set[int]) -> KernelReport:
     text = sections.get("dmesg")
-    if "Operation not permitted" in text or "dmesg: read kernel buffer failed" in text:
-        return KernelReport(error=Unavailable("agentless mode: dmesg: permission denied", "ssh as root or allow dmesg"))
+    if text.startswith("dmesg-failed:"):
+        return KernelReport(error=Unavailable(f"agentless mode: {text.strip()[:200]}", "ssh as root, or sysctl kernel.dmesg_restrict=0"))
     btime = sections.get("btime").split()
     boot = float(btime[1]) if len(btime) == 2 and btime[1].isdigit() else None
     return KernelReport(events=tuple(e for e in parse_kernel_lines(text, boot) if e.pid in pids))
@@ -268,7 +289,7 @@ def build_snapshot(host: str, target: Target, options: CollectOptions, sections:
         host=host, taken_at=started, interval_s=options.interval_s, target=target, processes=processes,
         memory=MemoryReport(system=system, target=target_mem, smaps_budget_ms=0.0), logs=logs,
         ports=PortReport(listening=listening, error=Unavailable("agentless mode: no port probes") if options.port else None),
-        gpus=gpus, kernel=_kernel(sections, pids),
+        gpus=gpus, kernel=_kernel(sections, {*pids, *status_pids, *(r.pid for r in target.roots)}),
         sources=(SourceStatus("ssh", "ok", duration_ms, "agentless mode, one script per refresh"),
                  SourceStatus("mode", "ok", 0.0, BLIND_SPOTS)),
     )
