@@ -29,14 +29,10 @@ PROTOCOL_VERSION = 1
 
 
 def make_node_host() -> Any:
-    """The collectors of a local run; the minimal psutil ones where core's LocalHost is not in this build."""
-    try:
-        from .select import local_host
-        return local_host()
-    except ImportError:
-        from .agent_fallback import MinimalHost
+    """The node's host: the same composition as a local run (LocalHost with logs and GPUs)."""
+    from .select import local_host
 
-        return MinimalHost()
+    return local_host()
 
 
 def file_mappings(pid: int) -> list[str]:
@@ -132,5 +128,12 @@ class AgentServer:
 
 
 def main(private_dir: str) -> None:
-    """Entry point the bootstrap calls with the zip on sys.path; the bootstrap removes `private_dir` after."""
-    AgentServer(private_dir).serve(sys.stdin, sys.stdout)
+    """Entry point the bootstrap calls with the zip on sys.path; the bootstrap removes `private_dir` after.
+
+    The protocol gets its own copy of stdout; fd 1 and sys.stdout then point at stderr, so a stray print
+    in a collector (or a child process writing to fd 1) cannot corrupt the JSON stream.
+    """
+    protocol_out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    AgentServer(private_dir).serve(sys.stdin, protocol_out)
