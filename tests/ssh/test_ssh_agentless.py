@@ -101,3 +101,21 @@ def test_agentless_reports_a_segfault_of_a_tree_pid_from_the_node_kernel_log(nod
         host.close()
     assert snapshot.kernel.error is None
     assert [(e.kind, e.pid) for e in snapshot.kernel.events] == [("segfault", crash.pid)]
+
+
+def test_a_hung_remote_script_is_ended_on_the_node(node: Node) -> None:
+    """Our side giving up does not stop a remote command; the node's own `timeout` does."""
+    from triage_tui.host.ssh_connect import connect
+    from triage_tui.host.ssh_exec import bounded_shell, run_command
+
+    marker = f"exec sleep 577.{uuid.uuid4().int % 1000:03d}\n"
+    conn = connect(node.options())
+    try:
+        result = run_command(conn, bounded_shell(1), timeout_s=60, stdin=marker.encode())
+    finally:
+        conn.close()
+        leftovers = [p for p in psutil.process_iter(["cmdline"]) if " ".join(p.info["cmdline"] or ()) == marker.split(" ", 1)[1].strip()]
+        for p in leftovers:
+            p.kill()
+    assert result.exit_status == 124  # timeout(1) ended it
+    assert leftovers == []

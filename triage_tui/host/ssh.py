@@ -20,7 +20,7 @@ from .base import CollectOptions, StackOptions, TargetError
 from .ssh_agent_client import AgentSession, NoUsablePython
 from .ssh_agentless import Sections, build_script, build_snapshot, new_marker, ps_rows, resolve_from_ps, split_sections
 from .ssh_connect import Connection, SshError, SshOptions, connect
-from .ssh_exec import run_command
+from .ssh_exec import bounded_shell, run_command
 
 BACKOFF_START_S = 1.0
 BACKOFF_MAX_S = 30.0
@@ -225,7 +225,8 @@ class SshHost:
         return f"{detail}; {note}" if note else detail
 
     def _run_script(self, conn: Connection, marker: str, script: str) -> Sections:
-        result = run_command(conn, "sh -s", self.request_timeout_s, stdin=script.encode())
+        # the node stops the script a little before we stop waiting for it
+        result = run_command(conn, bounded_shell(self.request_timeout_s - 2), self.request_timeout_s, stdin=script.encode())
         self._closed_sent += result.bytes_sent
         self._closed_received += result.bytes_received
         return split_sections(result.stdout.decode(errors="replace"), marker)

@@ -23,6 +23,17 @@ class CommandResult:
     bytes_received: int
 
 
+def bounded_shell(seconds: float) -> str:
+    """`sh -s` (script on stdin) that the node itself ends after `seconds` where coreutils' timeout exists.
+
+    Closing our channel does not stop a remote command (no pty, no SIGHUP): a hung nvidia-smi would
+    outlive the refresh that gave up on it. `command -v` reads no stdin, so the script is still there
+    for whichever `sh -s` runs.
+    """
+    n = max(1, int(seconds))
+    return f"command -v timeout >/dev/null 2>&1 && exec timeout -k 2 {n} sh -s; exec sh -s"
+
+
 def run_command(conn: Connection, command: str, timeout_s: float, stdin: bytes = b"") -> CommandResult:
     """Run `command` (already shell-quoted by the caller) and return its output; SshError on timeout."""
     deadline = time.monotonic() + timeout_s
