@@ -154,3 +154,28 @@ def test_passphrase_key_held_by_ssh_agent_is_used_without_a_prompt(node: Node, m
     finally:
         agent.kill()
         agent.wait(timeout=30)
+
+
+def test_plain_user_host_port_with_identity_and_no_config(node: Node) -> None:
+    empty = node.env.directory / "empty_config"
+    empty.write_text("")
+    conn = connect(node.options(destination=f"root@127.0.0.1:{node.server.port}", identity=str(node.env.user_key),
+                                config_file=str(empty)))
+    try:
+        assert conn.endpoint.user == "root" and conn.endpoint.port == node.server.port
+    finally:
+        conn.close()
+
+
+def test_a_server_that_never_speaks_ssh_times_out(node: Node) -> None:
+    """A port that accepts TCP but never sends a banner (a hung sshd, a wrong service): bounded, one error."""
+    import socket
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(1)  # never accepted, never answered: the kernel completes the handshake and nothing follows
+    try:
+        with pytest.raises(SshError, match="cannot connect"):
+            connect(node.options(destination=f"root@127.0.0.1:{silent.getsockname()[1]}", timeout_s=1.0))
+    finally:
+        silent.close()
