@@ -68,7 +68,11 @@ def report_json(snapshot: Snapshot) -> str:
 
 
 def make_host(args: argparse.Namespace) -> Host:
-    """The host to watch: this machine (the ssh part adds --ssh)."""
+    """The host to watch: this machine, or the node named by --ssh. Raises TargetError (one line)."""
+    if getattr(args, "ssh", None):
+        from ..host.select import host_from_args
+
+        return host_from_args(args)
     from ..host.local import LocalHost
 
     return LocalHost(logs=LogsCollector())
@@ -79,11 +83,14 @@ def run_report(
 ) -> int:
     """Shared by `triage report` and `triage demo --report`."""
     out = out if out is not None else sys.stdout
-    for path in logs:
+    for path in logs if not getattr(args, "ssh", None) else ():  # with --ssh the files are on the node
         problem = check_log_readable(path)
         if problem is not None:
             return fail(f"cannot read --log {path}: {problem.reason}" + (f" ({problem.hint})" if problem.hint else ""))
-    host = make_host(args)
+    try:
+        host = make_host(args)
+    except TargetError as exc:
+        return fail(str(exc))
     try:
         try:
             target = host.resolve(targets, port=port)
@@ -109,6 +116,4 @@ def run_report(
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "from_file", None):
         return fail("`report --from FILE` needs the incident record, which is not built yet (issue #8)")
-    if getattr(args, "ssh", None):
-        return fail("--ssh is not available yet (issue #7); run triage on the node")
     return run_report(args, list(args.targets), list(args.log), port_of(args))

@@ -10,19 +10,39 @@ from ..host.base import StackOptions, TargetError
 from . import fail
 
 
-def _remote_available() -> bool:
+def _remote_capture(args: argparse.Namespace, options: StackOptions):  # -> StackCapture | int
+    """--ssh: resolve and capture on the node (the tree is the node's, read by one collect)."""
+    from ..host.base import CollectOptions
+    from ..host.select import host_from_args
+
     try:
-        from ..host import ssh  # noqa: F401  (written by the ssh part)
-    except ImportError:
-        return False
-    return True
+        host = host_from_args(args)
+    except TargetError as exc:
+        return fail(str(exc))
+    try:
+        target = host.resolve(list(args.targets))
+        snapshot = host.collect(target, CollectOptions(discover_logs=False))
+        pids = [p.pid for p in snapshot.processes if not p.exited]
+        if not pids:
+            problems = "; ".join(s.detail for s in snapshot.sources if s.status == "failing")
+            return fail(problems or "the target has no live process left")
+        return host.capture_stacks(pids, options)
+    except TargetError as exc:
+        return fail(str(exc))
+    finally:
+        host.close()
 
 
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "ssh", None):
-        if not _remote_available():
-            return fail("`triage stacks --ssh` needs remote host support, which this build does not have yet")
-        return fail("`triage stacks --ssh` is not wired to the remote host yet; run `triage stacks` on the node")
+        from ..model.codec import to_json
+        from ..render.stacks_text import render_capture
+
+        capture = _remote_capture(args, StackOptions(native=args.native, locals=args.locals, timeout_s=args.timeout))
+        if isinstance(capture, int):
+            return capture
+        sys.stdout.write(to_json(capture, indent=2) + "\n" if args.json else render_capture(capture, show_locals=args.locals))
+        return 0
 
     from ..collect.stacks import capture_stacks
     from ..collect.targets import resolve_targets, tree_pids

@@ -1,0 +1,56 @@
+"""Which Host a command watches: this machine, or the node named by --ssh."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .base import Host
+
+
+def local_host() -> Host:
+    """LocalHost with every source this build has: logs (LogsCollector) and GPUs (NVML, nvidia-smi).
+
+    The one composition of a local run; the SSH agent builds the node's host with it too, so a remote
+    refresh reads exactly what a local one would.
+    """
+    from .local import LocalHost
+
+    parts: dict[str, Any] = {}
+    try:
+        from ..collect.logs import LogsCollector
+
+        parts["logs"] = LogsCollector()
+    except ImportError:  # a build without the logs part: the snapshot's logs stay empty
+        pass
+    try:
+        from ..collect.gpu import join_gpus_to_processes, local_gpu_collector
+
+        parts["gpus"], parts["join_gpus"] = local_gpu_collector(), join_gpus_to_processes
+    except ImportError:  # a build without the gpu part
+        pass
+    return LocalHost(**parts)
+
+
+def host_from_args(args: argparse.Namespace) -> Host:
+    """LocalHost without --ssh; SshHost with it (-i, --ssh-config, --accept-new-host-key, --agentless).
+
+    Raises TargetError (one line for `commands.fail`) for a bad destination or an unreadable config/key;
+    the connection itself is opened by the first resolve(), which raises TargetError (SshError) too.
+    """
+    destination = getattr(args, "ssh", None)
+    if not destination:
+        return local_host()
+    from .ssh import SshHost
+    from .ssh_connect import SshOptions, load_config, split_destination
+
+    split_destination(destination)  # a malformed destination fails here, before any connection
+    load_config(getattr(args, "ssh_config", None))
+    options = SshOptions(
+        destination=destination,
+        identity=getattr(args, "identity", None),
+        config_file=getattr(args, "ssh_config", None),
+        known_hosts=getattr(args, "known_hosts", None),
+        accept_new_host_key=bool(getattr(args, "accept_new_host_key", False)),
+    )
+    return SshHost(options, agentless=bool(getattr(args, "agentless", False)))

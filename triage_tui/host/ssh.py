@@ -1,0 +1,240 @@
+"""SshHost: the Host protocol for a node over SSH, in agent mode (collectors run on the node) or agentless.
+
+When the connection drops, collect() returns a snapshot that holds nothing but an "ssh" source marked
+failing, "disconnected since HH:MM:SS", so nothing stale passes for fresh; the Incident keeps the timeline
+it had. Reconnection is tried on later refreshes with exponential backoff (1 s doubling to 30 s).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Sequence
+from typing import Optional
+
+from ..model.codec import from_data, to_data
+from ..model.snapshot import Snapshot, SourceStatus, Target
+from ..model.stacks import StackCapture
+from .base import CollectOptions, StackOptions, TargetError
+from .ssh_agent_client import AgentSession, NoUsablePython
+from .ssh_agentless import Sections, build_script, build_snapshot, new_marker, ps_rows, resolve_from_ps, split_sections
+from .ssh_connect import Connection, SshError, SshOptions, connect
+from .ssh_exec import bounded_shell, run_command
+
+BACKOFF_START_S = 1.0
+BACKOFF_MAX_S = 30.0
+
+
+class SshHost:
+    """One node over SSH. Calls are serialised (one channel, one request at a time): a stack capture
+    started from the UI thread waits for the refresh in flight, and the next refresh waits for it."""
+
+    def __init__(self, options: SshOptions, agentless: bool = False, request_timeout_s: float = 30.0,
+                 backoff_start_s: float = BACKOFF_START_S) -> None:
+        self.options = options
+        self.name = options.destination
+        self.want_agentless = agentless
+        self.request_timeout_s = request_timeout_s
+        self.mode = "agentless" if agentless else "agent"
+        self.mode_notes: tuple[str, ...] = ()
+        self._conn: Optional[Connection] = None
+        self._agent: Optional[AgentSession] = None
+        self._down_since: Optional[float] = None
+        self._down_reason = ""
+        self._next_try = 0.0
+        self._backoff_start = backoff_start_s
+        self._backoff = backoff_start_s
+        self._status_pids: list[int] = []
+        self._pending_note = ""  # said once, in the first snapshot after a reconnect
+        self._lock = threading.RLock()
+        self._closed_sent = 0
+        self._closed_received = 0
+
+    # ------------------------------------------------------------ connection
+    @property
+    def bytes_sent(self) -> int:
+        return self._closed_sent + (self._agent.bytes_sent if self._agent else 0)
+
+    @property
+    def bytes_received(self) -> int:
+        return self._closed_received + (self._agent.bytes_received if self._agent else 0)
+
+    @property
+    def connected(self) -> bool:
+        return self._conn is not None and self._conn.is_active()
+
+    @property
+    def agent_dir(self) -> str:
+        return self._agent.private_dir if self._agent else ""
+
+    def _ensure(self, pids: Sequence[int] = ()) -> Connection:
+        if self._conn is not None and self._conn.is_active():
+            return self._conn
+        now = time.time()
+        if self._conn is not None and self._down_since is None:
+            self._down_since, self._down_reason = now, "connection lost"  # noticed now, between refreshes
+        self._drop()
+        if self._down_since is not None and now < self._next_try:
+            raise SshError(self._down_text() + f"; next attempt in {self._next_try - now:.0f} s")
+        try:
+            conn = connect(self.options)
+            if not self.want_agentless:
+                try:
+                    self._agent = AgentSession.start(conn, pids, self.request_timeout_s)
+                    self.mode, self.mode_notes = "agent", self._agent.notes
+                except NoUsablePython as exc:
+                    self.mode, self.mode_notes = "agentless", (f"agentless mode: {exc}",)
+                except BaseException:
+                    conn.close()
+                    raise
+            else:
+                self.mode_notes = ("agentless mode (--agentless)",)
+        except SshError as exc:
+            self._mark_down(str(exc))
+            raise
+        self._conn = conn
+        if self._down_since is not None:
+            self._pending_note = (f"reconnected at {_clock(time.time())} after an outage since "
+                                  f"{_clock(self._down_since)} ({self._down_reason})")
+        self._down_since, self._backoff = None, self._backoff_start
+        return conn
+
+    def _mark_down(self, reason: str) -> None:
+        now = time.time()
+        if self._down_since is None:
+            self._down_since = now
+        self._down_reason = reason
+        self._next_try = now + self._backoff
+        self._backoff = min(self._backoff * 2, BACKOFF_MAX_S)
+
+    def _down_text(self) -> str:
+        return f"disconnected since {_clock(self._down_since or time.time())}: {self._down_reason}"
+
+    def _drop(self) -> None:
+        if self._agent is not None:
+            self._agent.close(timeout_s=3.0)
+            self._closed_sent += self._agent.bytes_sent  # keep the totals across reconnects
+            self._closed_received += self._agent.bytes_received
+            self._agent = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _failed(self, exc: SshError) -> None:
+        """A request failed on a live-looking connection: treat it as down and reconnect later."""
+        self._drop()
+        self._mark_down(str(exc))
+
+    # ------------------------------------------------------------ Host protocol
+    def _resolve_locked(self, specs: Sequence[str], port: Optional[int] = None) -> Target:
+        conn = self._ensure([int(s) for s in specs if s.isdigit()])
+        try:
+            if self._agent is not None:
+                reply = self._agent.request("resolve", self.request_timeout_s, specs=list(specs), port=port)
+                return from_data(Target, reply["target"])
+            marker = new_marker()
+            sections = self._run_script(conn, marker, build_script(marker, [], [], gpus=False))
+            return resolve_from_ps(specs, ps_rows(sections), sections.get("ss"), port)
+        except SshError as exc:
+            self._failed(exc)
+            raise
+
+    def _collect_locked(self, target: Target, options: CollectOptions) -> Snapshot:
+        started = time.time()
+        try:
+            conn = self._ensure([r.pid for r in target.roots])
+            if self._agent is not None:
+                reply = self._agent.request("collect", self.request_timeout_s, target=to_data(target), options=to_data(options))
+                snapshot: Snapshot = from_data(Snapshot, reply["snapshot"])
+                notes = SourceStatus("mode", "ok", 0.0, "; ".join(self.mode_notes))
+                ssh = SourceStatus("ssh", "ok", (time.time() - started) * 1000, self._take_note("agent mode"))
+                return _with_sources(snapshot, ssh, notes)
+            marker = new_marker()
+            status_pids = sorted(set(self._status_pids) | {r.pid for r in target.roots})
+            sections = self._run_script(conn, marker, build_script(marker, status_pids, options.logs,
+                                                                       roots=[r.pid for r in target.roots]))
+            snapshot = build_snapshot(self.name, target, options, sections, status_pids, started, (time.time() - started) * 1000)
+            self._status_pids = [p.pid for p in snapshot.processes if not p.exited]
+            if self._pending_note:
+                sources = tuple(dataclasses.replace(x, detail=self._take_note(x.detail)) if x.name == "ssh" else x
+                                for x in snapshot.sources)
+                snapshot = dataclasses.replace(snapshot, sources=sources)
+            return snapshot
+        except SshError as exc:
+            if self.connected:
+                self._failed(exc)
+            return Snapshot(host=self.name, taken_at=started, interval_s=options.interval_s, target=target,
+                            sources=(SourceStatus("ssh", "failing", (time.time() - started) * 1000, self._down_text()),))
+        except TargetError as exc:  # connected, but the node could not read the tree (e.g. no ps there)
+            return Snapshot(host=self.name, taken_at=started, interval_s=options.interval_s, target=target,
+                            sources=(SourceStatus("ssh", "ok", (time.time() - started) * 1000, f"{self.mode} mode"),
+                                     SourceStatus("processes", "failing", 0.0, str(exc))))
+
+    def _capture_stacks_locked(self, pids: Sequence[int], options: StackOptions) -> StackCapture:
+        started = time.time()
+        try:
+            self._ensure(pids)
+            if self._agent is None:
+                return StackCapture(taken_at=started, pids=tuple(pids), notes=("agentless mode: no stack capture",))
+            timeout = options.timeout_s * max(1, -(-len(pids) // max(options.concurrency, 1))) + self.request_timeout_s
+            reply = self._agent.request("capture_stacks", timeout, pids=list(pids), options=to_data(options))
+            return from_data(StackCapture, reply["capture"])
+        except SshError as exc:
+            if self.connected:
+                self._failed(exc)
+            return StackCapture(taken_at=started, pids=tuple(pids), notes=(f"no capture: {self._down_text()}",))
+
+    def _wait_for_budgeted_reads_locked(self, timeout_s: float = 10.0) -> bool:
+        """LocalHost's hook for one-shot reports (PSS is read off-thread on the node); agentless has no PSS."""
+        if self._agent is None:
+            return True
+        try:
+            reply = self._agent.request("wait_for_budgeted_reads", timeout_s + self.request_timeout_s, wait_s=timeout_s)
+        except SshError as exc:
+            self._failed(exc)
+            return False
+        return bool(reply.get("done"))
+
+    def _close_locked(self) -> None:
+        self._drop()
+
+    # ------------------------------------------------------------ serialised entry points
+    def resolve(self, specs: Sequence[str], port: Optional[int] = None) -> Target:
+        with self._lock:
+            return self._resolve_locked(specs, port)
+
+    def collect(self, target: Target, options: CollectOptions) -> Snapshot:
+        with self._lock:
+            return self._collect_locked(target, options)
+
+    def capture_stacks(self, pids: Sequence[int], options: StackOptions) -> StackCapture:
+        with self._lock:
+            return self._capture_stacks_locked(pids, options)
+
+    def wait_for_budgeted_reads(self, timeout_s: float = 10.0) -> bool:
+        with self._lock:
+            return self._wait_for_budgeted_reads_locked(timeout_s)
+
+    def close(self) -> None:
+        with self._lock:
+            self._close_locked()
+
+    def _take_note(self, detail: str) -> str:
+        note, self._pending_note = self._pending_note, ""
+        return f"{detail}; {note}" if note else detail
+
+    def _run_script(self, conn: Connection, marker: str, script: str) -> Sections:
+        # the node stops the script a little before we stop waiting for it
+        result = run_command(conn, bounded_shell(self.request_timeout_s - 2), self.request_timeout_s, stdin=script.encode())
+        self._closed_sent += result.bytes_sent
+        self._closed_received += result.bytes_received
+        return split_sections(result.stdout.decode(errors="replace"), marker)
+
+
+def _clock(at: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(at))
+
+
+def _with_sources(snapshot: Snapshot, *extra: SourceStatus) -> Snapshot:
+    return dataclasses.replace(snapshot, sources=(*snapshot.sources, *extra))

@@ -1,0 +1,295 @@
+"""Agentless mode: one plain shell script per refresh on the node, parsed here with parse/.
+
+For nodes without a usable Python (or --agentless). Replaces running `ps`, `free`, `cat /proc/PID/status`,
+`ss -ltnp`, `nvidia-smi --query-gpu` and `tail` by hand. Nothing the user typed is put in the script
+unquoted: PIDs are ints, log paths go through shlex.quote, name:REGEX patterns are matched HERE against
+ps output and never sent. What this mode cannot see is said in the snapshot (reason starts "agentless mode").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import secrets
+import shlex
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Optional
+
+from ..collect.logs import _Classifier
+from ..model.snapshot import (
+    GpuProcess,
+    GpuReport,
+    KernelReport,
+    ListeningSocket,
+    LogLine,
+    LogTail,
+    MemoryReport,
+    PortReport,
+    ProcessInfo,
+    Snapshot,
+    SourceStatus,
+    SystemMemory,
+    Target,
+    TargetMemory,
+    TargetRoot,
+)
+from ..model.unavailable import Unavailable
+from ..parse.dmesg import parse_kernel_lines
+from ..parse.free import parse_free
+from ..parse.nvidia_smi import (
+    COMPUTE_APPS_ARGS,
+    QUERY_GPU_ARGS,
+    NvidiaSmiParseError,
+    parse_compute_apps_csv,
+    parse_query_gpu_csv,
+)
+from ..parse.proc_status import parse_proc_status
+from ..parse.ps import parse_ps
+from ..parse.ss_listen import parse_ss_listen
+from ..parse.text_errors import ParseError
+from .base import CollectOptions, TargetError
+
+LOG_TAIL_BYTES = 16384
+KERNEL_TAIL_LINES = 50
+# the same columns `triage diagnose` reads from a pasted `ps -eo ...` (header line included: parse_ps needs it)
+PS_COMMAND = "LC_ALL=C ps -eo pid,ppid,stat,nlwp,rss,vsz,time,user:32,args"
+NO_SMAPS = Unavailable("agentless mode: no smaps_rollup", "install psutil for the node's python3 to use agent mode")
+BLIND_SPOTS = "agentless mode: no PSS/USS (smaps_rollup), no CPU %, no stack capture, no port probes"
+GPU_QUERY = "nvidia-smi " + " ".join(QUERY_GPU_ARGS)
+GPU_APPS = "nvidia-smi " + " ".join(COMPUTE_APPS_ARGS)
+
+
+@dataclass(frozen=True)
+class Sections:
+    """The script's output cut at its markers: {"ps": text, "status 123": text, "log 0": text, ...}."""
+
+    parts: dict[str, str]
+
+    def get(self, name: str) -> str:
+        return self.parts.get(name, "")
+
+
+# Keeps ps's header and the rows of the roots' subtrees: a refresh sends back the tree, not the whole
+# process table (roots are ints; the awk program is fixed text).
+SUBTREE_AWK = (
+    "awk -v roots=\"$roots\" 'NR==1{print;next} {n++; line[n]=$0; pid[n]=$1; ppid[n]=$2} "
+    "END{split(roots,r,\" \"); for(i in r) keep[r[i]]=1; more=1; "
+    "while(more){more=0; for(k=1;k<=n;k++) if(!(pid[k] in keep) && (ppid[k] in keep)){keep[pid[k]]=1; more=1}} "
+    "for(k=1;k<=n;k++) if(pid[k] in keep) print line[k]}'"
+)
+
+
+def build_script(marker: str, status_pids: Sequence[int], logs: Sequence[str], gpus: bool = True,
+                 roots: Optional[Sequence[int]] = None) -> str:
+    """One refresh as one script. `marker` is random per refresh so no log line can fake a section.
+    With `roots`, ps output is cut to their subtrees on the node (resolve needs the whole table)."""
+    def section(name: str) -> str:
+        return f"echo; echo {marker}{name}; "
+
+    ps = PS_COMMAND
+    if roots is not None:
+        ps = f"roots='{' '.join(str(int(r)) for r in roots)}'; {PS_COMMAND} | {SUBTREE_AWK}"
+    lines = [section("ps") + ps, section("free") + "LC_ALL=C free -b"]
+    lines += [section(f"status {int(p)}") + f"cat /proc/{int(p)}/status 2>&1" for p in status_pids]
+    lines.append(section("ss") + "ss -ltnpH 2>&1")
+    if gpus:
+        lines.append(section("gpu") + f"{GPU_QUERY} 2>&1 || echo nvidia-smi-failed")
+        lines.append(section("gpuapps") + f"{GPU_APPS} 2>&1 || echo nvidia-smi-failed")
+        lines.append(section("btime") + "grep '^btime' /proc/stat")
+        # Only lines parse/dmesg.py turns into events, and only for the tree's PIDs (ints; fixed patterns):
+        # a busy node's kernel log would otherwise dominate every refresh.
+        pid_re = "|".join(str(int(p)) for p in sorted({*status_pids, *(roots or ())})) or "0"
+        lines.append(section("dmesg") + "if d=$(dmesg 2>&1); then printf '%s\\n' \"$d\" | grep -E "
+                     "'Killed process|oom-kill|oom_reaper|segfault at|traps: ' | "
+                     f"grep -E '(\\[|process |pid=)({pid_re})([^0-9]|$)' | tail -n {KERNEL_TAIL_LINES}; "
+                     "else echo \"dmesg-failed: $(printf '%s' \"$d\" | head -c 200)\"; fi")
+    for i, path in enumerate(logs):
+        q = shlex.quote(path)
+        lines.append(section(f"logstat {i}") + f"stat -c '%s %Y' -- {q} 2>&1")
+        lines.append(section(f"log {i}") + f"tail -c {LOG_TAIL_BYTES} -- {q} 2>/dev/null; echo '|'")
+    lines.append(section("now") + "date +%s.%N")
+    return "\n".join(lines) + "\n"
+
+
+def split_sections(output: str, marker: str) -> Sections:
+    parts: dict[str, list[str]] = {}
+    current: Optional[str] = None
+    for line in output.split("\n"):
+        if line.startswith(marker):
+            current = line[len(marker):]
+            parts[current] = []
+        elif current is not None:
+            parts[current].append(line)
+    # each section's text ends with the "echo" that separates it from the next marker: drop that newline
+    return Sections({k: "\n".join(v[:-1] if v and v[-1] == "" else v) for k, v in parts.items()})
+
+
+def new_marker() -> str:
+    return f"@@triage-{secrets.token_hex(8)}@@ "
+
+
+def ps_rows(sections: Sections) -> tuple[ProcessInfo, ...]:
+    try:
+        return parse_ps(sections.get("ps")).processes
+    except ParseError as exc:
+        raise TargetError(f"agentless mode: cannot read the node's ps output: {exc}") from None
+
+
+def subtree(rows: Sequence[ProcessInfo], roots: Sequence[int]) -> list[ProcessInfo]:
+    """The roots and all their descendants, parents before children (ps --forest order)."""
+    children: dict[int, list[ProcessInfo]] = {}
+    by_pid = {r.pid: r for r in rows}
+    for r in rows:
+        children.setdefault(r.ppid, []).append(r)
+    out: list[ProcessInfo] = []
+    seen: set[int] = set()
+    stack = [by_pid[p] for p in reversed(roots) if p in by_pid]
+    while stack:
+        row = stack.pop()
+        if row.pid in seen:
+            continue
+        seen.add(row.pid)
+        out.append(row)
+        stack.extend(reversed(children.get(row.pid, [])))
+    return out
+
+
+def resolve_from_ps(specs: Sequence[str], rows: Sequence[ProcessInfo], ss_text: str, port: Optional[int]) -> Target:
+    """TARGET specs against the node's ps and ss output; regexes run here, never on the node."""
+    by_pid = {r.pid: r for r in rows}
+    roots: list[TargetRoot] = []
+    for spec in specs:
+        if spec.isdigit():
+            if int(spec) not in by_pid:
+                raise TargetError(f"no process with PID {spec} on the node")
+            roots.append(TargetRoot(int(spec), f"PID {spec}"))
+        elif spec.startswith("name:"):
+            try:
+                pattern = re.compile(spec[5:])
+            except re.error as exc:
+                raise TargetError(f"bad regex in {spec!r}: {exc}") from None
+            found = [r for r in rows if pattern.search(" ".join(r.cmdline))]
+            # a match whose parent matches too is part of that parent's tree: keep only the topmost
+            pids = {r.pid for r in found}
+            roots += [TargetRoot(r.pid, f"command line matches {spec[5:]!r}") for r in found if r.ppid not in pids]
+            if not found:
+                raise TargetError(f"no process on the node matches {spec!r}")
+        elif spec.startswith(":") and spec[1:].isdigit():
+            listeners = [pid for s in parse_ss_listen(ss_text) if s.port == int(spec[1:]) for pid in s.pids]
+            if not listeners:
+                raise TargetError(f"nothing listens on {spec} on the node (ss -ltnp, as the ssh user)")
+            roots += [TargetRoot(pid, f"listens on {spec}") for pid in dict.fromkeys(listeners)]
+        else:
+            raise TargetError(f"not a target: {spec!r} (expected PID, name:REGEX or :PORT)")
+    if not specs:
+        raise TargetError("agentless mode needs a TARGET (PID, name:REGEX or :PORT)")
+    return Target(specs=tuple(specs), roots=tuple(roots))
+
+
+_FROM_STATUS = ("name", "state", "threads", "rss_bytes", "rss_anon_bytes", "rss_file_bytes", "rss_shmem_bytes",
+                "vms_bytes", "swap_bytes", "ctx_voluntary", "ctx_involuntary", "nspid")
+
+
+def _process(row: ProcessInfo, status_text: Optional[str]) -> ProcessInfo:
+    """ps's row, completed by /proc/PID/status where it was read this refresh."""
+    info = dataclasses.replace(row, pss_bytes=NO_SMAPS, uss_bytes=NO_SMAPS, pss_age_s=NO_SMAPS,
+                               cpu_percent=Unavailable("agentless mode: no CPU sampling"))
+    if status_text is None:
+        missing = Unavailable("agentless mode: appeared since the last refresh", "the next refresh reads it")
+        return dataclasses.replace(info, rss_anon_bytes=missing, rss_file_bytes=missing, rss_shmem_bytes=missing)
+    try:
+        status = parse_proc_status(status_text)
+    except ParseError:
+        return dataclasses.replace(info, exited=True, error=Unavailable(
+            f"agentless mode: /proc/{row.pid}/status: {status_text.strip()[:80] or 'unreadable'}"))
+    defaults = ProcessInfo(pid=0, ppid=0, name="?")
+    changes = {f: getattr(status, f) for f in _FROM_STATUS if getattr(status, f) != getattr(defaults, f)}
+    return dataclasses.replace(info, **changes)
+
+
+def _gpus(sections: Sections, pids: set[int]) -> GpuReport:
+    text, apps_text = sections.get("gpu"), sections.get("gpuapps")
+    if not text.strip() or "nvidia-smi-failed" in text:
+        return GpuReport(source="none", error=Unavailable(f"agentless mode: nvidia-smi: {text.strip()[:120] or 'no output'}"))
+    try:
+        devices = parse_query_gpu_csv(text)
+        apps = parse_compute_apps_csv(apps_text) if "nvidia-smi-failed" not in apps_text else ()
+    except NvidiaSmiParseError as exc:
+        return GpuReport(source="nvidia-smi", error=Unavailable(f"agentless mode: unexpected nvidia-smi output: {exc}"))
+    by_uuid: dict[str, list[GpuProcess]] = {}
+    for uuid, process in apps:
+        # no NSpid mapping without reading every process: a PID of the node's tree is taken as is
+        local = process.pid if process.pid in pids else None
+        by_uuid.setdefault(uuid, []).append(dataclasses.replace(process, local_pid=local))
+    devices = tuple(dataclasses.replace(d, processes=tuple(by_uuid.get(d.uuid, ())) if isinstance(d.uuid, str) else ())
+                    for d in devices)
+    return GpuReport(source="nvidia-smi", devices=devices)
+
+
+def _kernel(sections: Sections, pids: set[int]) -> KernelReport:
+    text = sections.get("dmesg")
+    if text.startswith("dmesg-failed:"):
+        return KernelReport(error=Unavailable(f"agentless mode: {text.strip()[:200]}", "ssh as root, or sysctl kernel.dmesg_restrict=0"))
+    btime = sections.get("btime").split()
+    boot = float(btime[1]) if len(btime) == 2 and btime[1].isdigit() else None
+    return KernelReport(events=tuple(e for e in parse_kernel_lines(text, boot) if e.pid in pids))
+
+
+def _log(path: str, stat_text: str, body: str, now: float) -> LogTail:
+    parts = stat_text.split()
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        return LogTail(path=path, error=Unavailable(f"agentless mode: {stat_text.strip()[:120] or 'cannot stat'}"))
+    size, mtime = int(parts[0]), int(parts[1])
+    body = body[:-1] if body.endswith("|") else body  # the '|' sentinel keeps a missing final newline visible
+    text_lines = body.split("\n")
+    partial = text_lines.pop() if text_lines else ""
+    if size > LOG_TAIL_BYTES and text_lines:
+        text_lines = text_lines[1:]  # the first line was cut by tail -c
+    classifier = _Classifier()  # the same levels (and traceback runs) as a local LogFollower gives
+    lines = tuple(LogLine(t, seen_at=now, level=classifier.level(t)) for t in text_lines)
+    return LogTail(path=path, lines=lines, partial=partial, size_bytes=size,
+                   seconds_since_last_byte=max(now - mtime, 0.0), last_byte_at=float(mtime))
+
+
+def build_snapshot(host: str, target: Target, options: CollectOptions, sections: Sections,
+                   status_pids: Sequence[int], started: float, duration_ms: float) -> Snapshot:
+    rows = subtree(ps_rows(sections), [r.pid for r in target.roots])
+    read = set(status_pids)
+    processes = tuple(_process(r, sections.get(f"status {r.pid}") if r.pid in read else None) for r in rows)
+    try:
+        system = parse_free(sections.get("free"), unit=1)
+    except ParseError as exc:
+        system = SystemMemory(total_bytes=Unavailable(f"agentless mode: free -b: {exc}"))
+    live = [p for p in processes if not p.exited]
+
+    def total(attr: str) -> object:
+        values = [getattr(p, attr) for p in live]
+        return sum(values) if values and all(isinstance(v, int) for v in values) else Unavailable("agentless mode: not read for every process")
+
+    target_mem = TargetMemory(processes=len(live), rss_sum_bytes=total("rss_bytes"), pss_sum_bytes=NO_SMAPS,
+                              uss_sum_bytes=NO_SMAPS, anon_sum_bytes=total("rss_anon_bytes"),
+                              file_sum_bytes=total("rss_file_bytes"), shmem_sum_bytes=total("rss_shmem_bytes"))
+    pids = {p.pid for p in processes}
+    listening = tuple(ListeningSocket(pid, s.address, s.port, s.family)
+                      for s in parse_ss_listen(sections.get("ss")) for pid in s.pids if pid in pids)
+    now_text = sections.get("now").strip()
+    now = float(now_text) if re.fullmatch(r"\d+(\.\d+)?", now_text) else time.time()
+    logs = tuple(_log(path, sections.get(f"logstat {i}"), sections.get(f"log {i}"), now)
+                 for i, path in enumerate(options.logs))
+    gpus = _gpus(sections, pids)
+    try:
+        from ..collect.gpu import join_gpus_to_processes
+
+        processes = join_gpus_to_processes(processes, gpus)
+    except ImportError:  # a build without the gpu part: ProcessInfo.gpus stays empty
+        pass
+    return Snapshot(
+        host=host, taken_at=started, interval_s=options.interval_s, target=target, processes=processes,
+        memory=MemoryReport(system=system, target=target_mem, smaps_budget_ms=0.0), logs=logs,
+        ports=PortReport(listening=listening, error=Unavailable("agentless mode: no port probes") if options.port else None),
+        gpus=gpus, kernel=_kernel(sections, {*pids, *status_pids, *(r.pid for r in target.roots)}),
+        sources=(SourceStatus("ssh", "ok", duration_ms, "agentless mode, one script per refresh"),
+                 SourceStatus("mode", "ok", 0.0, BLIND_SPOTS)),
+    )
