@@ -9,6 +9,9 @@ command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || need+=(openssh-serve
 command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+command -v ps >/dev/null 2>&1 && command -v free >/dev/null 2>&1 || need+=(procps)   # agentless SSH mode
+command -v ss >/dev/null 2>&1 || need+=(iproute2)                                   # agentless SSH mode
+command -v unshare >/dev/null 2>&1 || need+=(util-linux)                            # GPU PID-namespace test
 if [ ${#need[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
