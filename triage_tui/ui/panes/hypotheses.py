@@ -62,6 +62,8 @@ class HypothesesPane(Pane):
             log = tree.root.add(Text("changelog", style="bold"), data="changelog", expand="changelog" in expanded)
             for line in view.changelog[-20:]:
                 log.add_leaf(line)
+        if tree.cursor_line < 0:
+            tree.cursor_line = 0
 
 
 def _label(rank: int, h: Hypothesis) -> Text:

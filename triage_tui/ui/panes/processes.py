@@ -154,6 +154,11 @@ class ProcessesPane(Pane):
         self.collapsed.symmetric_difference_update({pid})
         self._refresh()
 
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        # Enter on a row: the table consumes the key as "select"; collapsing is what select means here
+        event.stop()
+        self.action_toggle_collapse()
+
     def action_toggle_tag(self) -> None:
         pid = self.selected_pid()
         if pid is None:
