@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
@@ -16,17 +17,29 @@ from . import format as fmt
 from .help import KEYS
 
 
+def help_table() -> Table:
+    """The keys as a wrapping table: legible at 80 columns."""
+    table = Table(box=None, padding=(0, 1), expand=True, show_header=True)
+    table.add_column("key", style="bold cyan", no_wrap=True)
+    table.add_column("what")
+    table.add_column("where", style="dim", ratio=None)
+    for key, where, what in KEYS:
+        table.add_row(key, what, where)
+    return table
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "close")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.table = help_table()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box"):
             yield Static(Text("triage: keys", style="bold"), id="help-title")
-            table: DataTable = DataTable(id="help-table", cursor_type="none", zebra_stripes=True)
-            table.add_columns("key", "where", "what")
-            for key, where, what in KEYS:
-                table.add_row(Text(key, style="bold cyan"), where, what)
-            yield table
+            with VerticalScroll(id="help-scroll"):
+                yield Static(self.table, id="help-table")
             yield Static("Esc or ? closes. Nothing in triage signals a process (read-only).", classes="dim")
 
 

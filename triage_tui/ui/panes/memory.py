@@ -50,6 +50,9 @@ def rss_verdict(memory: MemoryReport) -> str:
 def render_memory(memory: MemoryReport) -> Text:
     t, s, c = memory.target, memory.system, memory.cgroup
     out = Text()
+    verdict = rss_verdict(memory)
+    if verdict:  # first: it is the one line that changes the diagnosis
+        out.append(verdict + "\n", style="bold yellow")
     out.append(f"target ({t.processes} processes)\n", style="bold")
     covered = f" ({t.pss_covered}/{t.processes} read)" if t.pss_covered < t.processes else ""
     rows = [
@@ -78,8 +81,5 @@ def render_memory(memory: MemoryReport) -> Text:
         out.append("\n")
     else:
         out.append(f"{fmt.reason(c.current_bytes)}\n", style="dim")
-    verdict = rss_verdict(memory)
-    if verdict:
-        out.append(verdict + "\n", style="bold yellow")
     out.append("m: mappings of the selected process, by file", style="dim")
     return out
