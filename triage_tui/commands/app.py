@@ -26,17 +26,23 @@ def run(args: argparse.Namespace) -> int:
         except ImportError:
             return fail(f"--ssh {args.ssh}: watching a remote node is not available in this build (no SSH host)")
         return fail("--ssh: the app does not open SSH hosts yet; run triage on the node itself")
+    from ..collect.logs import check_log_readable
     from ..host.base import CollectOptions, TargetError
-    from ..host.local import LocalHost
     from ..incident import Incident
+    from .report import make_host, port_of  # one place builds the host (local, or the ssh part's)
 
-    host = LocalHost()
+    for path in args.log:
+        problem = check_log_readable(path)
+        if problem is not None:
+            return fail(f"cannot read --log {path}: {problem.reason}" + (f" ({problem.hint})" if problem.hint else ""))
+    port = port_of(args)
+    host = make_host(args)
     try:
-        target = host.resolve(args.targets, port=args.port)
+        target = host.resolve(args.targets, port=port)
     except TargetError as exc:
         host.close()
         return fail(str(exc))
     options = CollectOptions(
-        logs=tuple(args.log), port=args.port, interval_s=args.interval, smaps_budget_ms=args.smaps_budget_ms,
+        logs=tuple(args.log), port=port, interval_s=args.interval, smaps_budget_ms=args.smaps_budget_ms,
     )
     return run_app(Incident(host, target, options), interval=args.interval, theme=args.theme)

@@ -25,8 +25,9 @@ def render_header(
     out.append(f"{snapshot.host if snapshot else host} ", style="bold cyan")
     if snapshot is not None:
         roots = ", ".join(f"{r.pid} ({r.reason})" for r in snapshot.target.roots) or "no root"
-        specs = " ".join(snapshot.target.specs) or "auto"
-        out.append(f"· {specs} → {roots} ")
+        specs = [s for s in snapshot.target.specs if s not in {str(r.pid) for r in snapshot.target.roots}]
+        prefix = " ".join(specs) + " → " if specs else ("auto → " if snapshot.target.auto_picked else "")
+        out.append(f"· {prefix}{roots} ")
     if live:
         out.append(f"· every {interval_s:g}s ")
     else:
