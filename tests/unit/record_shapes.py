@@ -15,8 +15,19 @@ from pathlib import Path
 from typing import Optional
 
 from triage_tui.model.snapshot import (
-    GpuDevice, GpuReport, Hypothesis, LogLine, LogTail, MemoryReport, Observation, ProcessInfo, Snapshot,
-    SystemMemory, Target, TargetMemory, TargetRoot,
+    GpuDevice,
+    GpuReport,
+    Hypothesis,
+    LogLine,
+    LogTail,
+    MemoryReport,
+    Observation,
+    ProcessInfo,
+    Snapshot,
+    SystemMemory,
+    Target,
+    TargetMemory,
+    TargetRoot,
 )
 from triage_tui.model.stacks import Frame, ProcessStacks, StackCapture, StackGroup, ThreadStack
 from triage_tui.model.unavailable import Unavailable

@@ -7,7 +7,14 @@ import os
 from pathlib import Path
 
 from record_shapes import (
-    LAUNCHER, WORKERS, demo_snapshot, file_size, many_processes, odd_capture, record_demo, record_lines,
+    LAUNCHER,
+    WORKERS,
+    demo_snapshot,
+    file_size,
+    many_processes,
+    odd_capture,
+    record_demo,
+    record_lines,
 )
 
 from triage_tui.model.snapshot import LogLine, LogTail, ProcessInfo, Snapshot
@@ -28,7 +35,7 @@ def test_every_snapshot_reads_back_equal(tmp_path: Path) -> None:
     assert recording.header["host"] == "gpu-node-7"
     assert recording.header["target"] == [str(LAUNCHER)]
     assert len(recording.snapshots) == len(snapshots)
-    for written, read in zip(snapshots, recording.snapshots):
+    for written, read in zip(snapshots, recording.snapshots, strict=True):
         assert read == written
     assert recording.stacks == [capture]
     assert recording.changes == changes

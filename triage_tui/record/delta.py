@@ -14,8 +14,9 @@ from __future__ import annotations
 import dataclasses
 import sys
 import typing
-from functools import lru_cache
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from functools import cache
+from typing import Any, Optional
 
 from ..model.codec import from_data, to_data
 from ..model.unavailable import Unavailable
@@ -23,13 +24,13 @@ from ..model.unavailable import Unavailable
 DELTA_KEY = "$delta"  # {"$delta": {...}}: a nested dataclass written as a delta, not in full
 
 
-@lru_cache(maxsize=None)
+@cache
 def field_names(cls: type) -> tuple[tuple[str, str], ...]:
     """(attribute, JSON key) for each field: `for_` is written `for`, as the model codec does."""
     return tuple((f.name, f.name[:-1] if f.name.endswith("_") else f.name) for f in dataclasses.fields(cls))
 
 
-@lru_cache(maxsize=None)
+@cache
 def field_types(cls: type) -> dict[str, tuple[str, Any]]:
     """JSON key -> (attribute, type hint), for applying a delta."""
     hints = typing.get_type_hints(cls, globalns=vars(sys.modules[cls.__module__]))

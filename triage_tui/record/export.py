@@ -10,8 +10,9 @@ import json
 import os
 import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..model.codec import to_data
 from ..model.snapshot import Snapshot

@@ -8,7 +8,8 @@ from the recording.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Optional
 
 from ..host.base import CollectOptions, StackOptions
 from ..model.snapshot import Snapshot, Target

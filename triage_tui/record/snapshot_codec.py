@@ -19,7 +19,8 @@ Log lines are thus written once each, when first seen, however long they stay in
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any, Optional
 
 from ..model.codec import from_data, to_data
 from ..model.snapshot import LogLine, LogTail, ProcessInfo, Snapshot
