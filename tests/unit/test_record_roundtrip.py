@@ -122,6 +122,7 @@ def test_a_changed_row_is_written_as_its_changed_fields(tmp_path: Path) -> None:
     rows = record_lines(path)[-1]["processes"]
     assert rows[0] == LAUNCHER  # unchanged rows are their PIDs
     assert rows[1] == {"pid": WORKERS[0], "set": {"cpu_time_s": 99.5}}
+    assert rows[2:] == [[WORKERS[1], 7]]  # a run of unchanged rows is its first PID and its length
 
 
 def test_default_path_is_under_the_xdg_state_directory(tmp_path: Path, monkeypatch) -> None:

@@ -20,6 +20,7 @@ from .recorder import RECORD_SCHEMA_VERSION, RecordError
 from .snapshot_codec import SnapshotDecoder
 
 KNOWN_KINDS = ("header", "snapshot", "stacks", "changes", "note")
+_NOT_SNAPSHOT = (b'"kind":"stacks"', b'"kind":"changes"', b'"kind":"note"')
 
 
 @dataclass
@@ -103,6 +104,9 @@ def read_record(path: os.PathLike[str] | str) -> Recording:
             record = json.loads(raw)
         except ValueError:
             skips.add("line that is not JSON skipped", line_no)
+            if not any(marker in raw for marker in _NOT_SNAPSHOT):  # it may have been a snapshot: deltas
+                decoder.reset()  # after it would apply to the wrong base, so wait for a keyframe
+                broken_since = line_no
             continue
         if not isinstance(record, dict):
             skips.add("line that is not a record skipped", line_no)

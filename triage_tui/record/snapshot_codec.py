@@ -51,6 +51,7 @@ class SnapshotEncoder:
         self.keyframe_every = keyframe_every
         self._prev: Optional[Snapshot] = None
         self._prev_rows: dict[int, ProcessInfo] = {}
+        self._prev_positions: dict[int, int] = {}
         self._since_keyframe = 0
         self.captures_written: dict[float, StackCapture] = {}
 
@@ -79,17 +80,24 @@ class SnapshotEncoder:
             self._since_keyframe += 1
         self._prev = snapshot
         self._prev_rows = rows
+        self._prev_positions = {p.pid: i for i, p in enumerate(snapshot.processes)}
         return record
 
     def _encode_rows(self, prev: Snapshot, snapshot: Snapshot) -> Optional[list[Any]]:
         old_rows = self._prev_rows
+        old_positions = self._prev_positions
         out: list[Any] = []
         changed = len(snapshot.processes) != len(prev.processes)
         for i, p in enumerate(snapshot.processes):
             old = old_rows.get(p.pid)
             if old is p or (old is not None and old == p):
-                out.append(p.pid)
-                if not changed and prev.processes[i].pid != p.pid:
+                position = old_positions[p.pid]
+                last = out[-1] if out else None
+                if isinstance(last, list) and old_positions[last[0]] + last[1] == position:
+                    last[1] += 1  # the run of unchanged rows goes on, in the previous order
+                else:
+                    out.append([p.pid, 1])
+                if not changed and position != i:
                     changed = True  # same rows, new order
             elif old is None:
                 out.append({"row": to_data(p)})
@@ -97,7 +105,9 @@ class SnapshotEncoder:
             else:
                 out.append({"pid": p.pid, "set": diff(old, p)})
                 changed = True
-        return out if changed else None
+        if not changed:
+            return None
+        return [entry[0] if isinstance(entry, list) and entry[1] == 1 else entry for entry in out]
 
     def _encode_logs(self, old_tails: tuple[LogTail, ...], tails: tuple[LogTail, ...]) -> list[Any]:
         old_by_key = {_log_key(t): t for t in old_tails}
@@ -143,12 +153,14 @@ class SnapshotDecoder:
         self.unknown = unknown
         self.prev: Optional[Snapshot] = None
         self._prev_rows: dict[int, ProcessInfo] = {}
+        self._prev_positions: dict[int, int] = {}
         self.captures: dict[float, StackCapture] = {}
 
     def reset(self) -> None:
         """Forget the previous snapshot: deltas cannot be applied until the next keyframe."""
         self.prev = None
         self._prev_rows = {}
+        self._prev_positions = {}
 
     def decode(self, record: dict[str, Any]) -> Snapshot:
         """The full snapshot of `record`. Raises ValueError (or KeyError/TypeError) when it cannot be rebuilt."""
@@ -165,7 +177,14 @@ class SnapshotDecoder:
             base = apply(self.prev, record.get("set", {}), self.unknown)
         changes: dict[str, Any] = {}
         if "processes" in record:
-            changes["processes"] = tuple(self._decode_row(entry) for entry in record["processes"])
+            rows: list[ProcessInfo] = []
+            for entry in record["processes"]:
+                if isinstance(entry, list):  # [pid, n]: n unchanged rows, from that PID on in the previous order
+                    start = self._prev_positions[entry[0]]
+                    rows.extend(self.prev.processes[start:start + entry[1]])  # type: ignore[union-attr]
+                else:
+                    rows.append(self._decode_row(entry))
+            changes["processes"] = tuple(rows)
         elif "full" in record:
             changes["processes"] = ()
         if "logs" in record:
@@ -186,6 +205,7 @@ class SnapshotDecoder:
         snapshot = dataclasses.replace(base, **changes)
         self.prev = snapshot
         self._prev_rows = {p.pid: p for p in snapshot.processes}
+        self._prev_positions = {p.pid: i for i, p in enumerate(snapshot.processes)}
         return snapshot
 
     def _decode_row(self, entry: Any) -> ProcessInfo:
