@@ -16,11 +16,13 @@ import sys
 import typing
 from collections.abc import Callable
 from functools import cache
+from operator import attrgetter
 from typing import Any, Optional
 
 from ..model.codec import from_data, to_data
 from ..model.unavailable import Unavailable
 
+_PLAIN = frozenset({int, float, str, bool, type(None)})
 DELTA_KEY = "$delta"  # {"$delta": {...}}: a nested dataclass written as a delta, not in full
 
 
@@ -41,19 +43,32 @@ def _is_record(value: object) -> bool:
     return dataclasses.is_dataclass(value) and not isinstance(value, (type, Unavailable))
 
 
+@cache
+def values_getter(cls: type) -> Callable[[Any], tuple[Any, ...]]:
+    """All field values of an instance in one C-level call: the per-refresh diff runs over every row."""
+    names = [name for name, _ in field_names(cls)]
+    getter = attrgetter(*names)
+    return getter if len(names) > 1 else (lambda obj: (getter(obj),))
+
+
 def diff(old: Any, new: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     """The fields of `new` that differ from `old` (same dataclass type), as JSON-able data.
 
     Empty when they are equal. Fields named in `skip` are left to the caller."""
     out: dict[str, Any] = {}
-    for name, key in field_names(type(new)):
+    cls = type(new)
+    values = values_getter(cls)
+    olds, news = values(old), values(new)
+    names = field_names(cls)
+    changed = [i for i, a in enumerate(olds) if a is not news[i] and a != news[i]]
+    for i in changed:
+        name, key = names[i]
         if name in skip:
             continue
-        a = getattr(old, name)
-        b = getattr(new, name)
-        if a is b or a == b:
-            continue
-        if _is_record(a) and type(a) is type(b):
+        a, b = olds[i], news[i]
+        if type(b) in _PLAIN:  # most changed figures are plain numbers: skip the generic codec
+            out[key] = b
+        elif _is_record(a) and type(a) is type(b):
             out[key] = {DELTA_KEY: diff(a, b)}
         else:
             out[key] = to_data(b)

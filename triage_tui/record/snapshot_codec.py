@@ -25,7 +25,7 @@ from typing import Any, Optional
 from ..model.codec import from_data, to_data
 from ..model.snapshot import LogLine, LogTail, ProcessInfo, Snapshot
 from ..model.stacks import StackCapture
-from .delta import apply, diff, unknown_keys
+from .delta import apply, diff, unknown_keys, values_getter
 
 _SPLIT = ("processes", "logs", "stacks")
 
@@ -86,11 +86,12 @@ class SnapshotEncoder:
     def _encode_rows(self, prev: Snapshot, snapshot: Snapshot) -> Optional[list[Any]]:
         old_rows = self._prev_rows
         old_positions = self._prev_positions
+        row_values = values_getter(ProcessInfo)  # one C call per row; equal tuples short-cut on identity
         out: list[Any] = []
         changed = len(snapshot.processes) != len(prev.processes)
         for i, p in enumerate(snapshot.processes):
             old = old_rows.get(p.pid)
-            if old is p or (old is not None and old == p):
+            if old is p or (old is not None and row_values(old) == row_values(p)):
                 position = old_positions[p.pid]
                 last = out[-1] if out else None
                 if isinstance(last, list) and old_positions[last[0]] + last[1] == position:
