@@ -1,0 +1,330 @@
+"""Log files: follow them by offset, and find the ones the target tree writes to.
+
+Replaces `tail -F server.log` (and `ls -l /proc/PID/fd/1` to find where stdout went). A follower
+reads only the bytes appended since the last poll (by offset, as toolong does), so a tick costs
+what the server wrote, not the size of the file. It survives rotation (rename and re-create: the
+old file is finished, the new one read from its start) and copytruncate (size below our offset:
+read again from 0), keeps a partial line until its newline arrives, collapses carriage-return
+progress bars to their latest state, caps very long lines and replaces undecodable bytes.
+"""
+
+from __future__ import annotations
+
+import collections
+import errno
+import os
+import re
+import stat
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Optional, Union
+
+from ..host.base import CollectOptions
+from ..model.snapshot import LogLine, LogTail, ProcessInfo
+from ..model.unavailable import Unavailable
+
+START_BYTES = 64 * 1024  # on first open, read at most this much from the end
+MAX_LINES = 200  # ring of recent lines kept per file
+MAX_LINE_BYTES = 4096  # longer lines are cut, with a marker saying how much
+MAX_READ_BYTES = 4 * 1024 * 1024  # per poll: a log that floods is skipped ahead, with a marker
+MAX_DISCOVERED = 16  # stdout/stderr files followed per target
+
+# (pattern, level), first match wins. Tracebacks are also tracked across lines (see _Classifier).
+LEVEL_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p), level)
+    for p, level in (
+        (r"Traceback \(most recent call last\)", "traceback"),
+        (r"Watchdog caught collective operation timeout", "error"),
+        (r"CUDA error|NCCL error|cudaError", "error"),
+        (r"NCCL WARN", "warning"),  # NCCL's own warnings, whatever words follow
+        (r"\bSegmentation fault\b|\bcore dumped\b|\bKilled\b|\bAborted\b", "error"),
+        (r"\b(out of memory|OutOfMemory|OOM)\b", "error"),
+        (r"\btimed out\b|\bTimeout\b|\btimeout\b.*\b(exceed|expired|reached)", "error"),
+        (r"\b(ERROR|FATAL|CRITICAL|Fatal)\b|\berror:", "error"),
+        (r"\w*(Error|Exception)\b", "error"),
+        (r"\b(WARNING|WARN|Warning)\b|\w+Warning\b|\bwarning:", "warning"),
+    )
+)
+
+
+def classify_line(text: str) -> str:
+    """info | warning | error | traceback, from the pattern table."""
+    for pattern, level in LEVEL_PATTERNS:
+        if pattern.search(text):
+            return level
+    return "info"
+
+
+class _Classifier:
+    """Marks lines, remembering whether we are inside a Python traceback.
+
+    Inside a traceback the indented lines ("  File ...", code) are `traceback`; the first line that
+    is not indented ends it (the exception line, "ValueError: ..."), marked `error`.
+    """
+
+    def __init__(self) -> None:
+        self.in_traceback = False
+
+    def level(self, text: str) -> str:
+        level = classify_line(text)
+        if level == "traceback":
+            self.in_traceback = True
+            return level
+        if self.in_traceback:
+            if text[:1] in (" ", "\t") or not text.strip():
+                return "traceback"
+            self.in_traceback = False
+            return "error"
+        return level
+
+
+def _latest_cr_state(raw: bytes) -> bytes:
+    """"Loading: 10%\\rLoading: 20%\\r" → "Loading: 20%": what a terminal would show."""
+    if b"\r" not in raw:
+        return raw
+    for segment in reversed(raw.split(b"\r")):
+        if segment:
+            return segment
+    return b""
+
+
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace").expandtabs(4)
+
+
+def unreadable_reason(exc: OSError, path: str) -> Unavailable:
+    """A reason and a hint a person can act on, for a log that cannot be read."""
+    if isinstance(exc, FileNotFoundError):
+        return Unavailable(f"no such file: {path}", "check the path; `ls -l /proc/PID/fd/1` shows where stdout goes")
+    if isinstance(exc, IsADirectoryError):
+        return Unavailable(f"is a directory: {path}", "give the log file inside it")
+    if isinstance(exc, PermissionError):
+        return Unavailable(f"permission denied: {path}", "run triage as root or as the log's owner")
+    return Unavailable(f"cannot read {path}: {exc.strerror or exc}", "")
+
+
+def check_log_readable(path: str) -> Optional[Unavailable]:
+    """None when `path` is a readable regular file, else why not (for the command line's early check)."""
+    try:
+        with open(path, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return Unavailable(f"not a regular file: {path}", "give a log file, not a pipe or device")
+            f.read(1)
+    except OSError as exc:
+        return unreadable_reason(exc, path)
+    return None
+
+
+class LogFollower:
+    """Follows one log file across polls. Not thread-safe: one collector thread polls it."""
+
+    def __init__(
+        self,
+        path: str,
+        source: str = "--log",
+        start_bytes: int = START_BYTES,
+        max_lines: int = MAX_LINES,
+        max_line_bytes: int = MAX_LINE_BYTES,
+        max_read_bytes: int = MAX_READ_BYTES,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = path
+        self.source = source
+        self.start_bytes = start_bytes
+        self.max_line_bytes = max_line_bytes
+        self.max_read_bytes = max_read_bytes
+        self.clock = clock
+        self.lines: collections.deque[LogLine] = collections.deque(maxlen=max_lines)
+        self._fd: Optional[int] = None
+        self._ident: tuple[int, int] = (0, 0)  # (st_dev, st_ino) of the open file
+        self._offset = 0
+        self._partial = b""  # bytes after the last newline, CR-collapsed and capped
+        self._partial_cut = 0  # bytes of the partial line dropped by the cap
+        self._classifier = _Classifier()
+        self._last_byte_at: Optional[float] = None
+        self._size: Optional[int] = None
+
+    # ------------------------------------------------------------ public
+    def poll(self) -> LogTail:
+        """Read what was appended since the last poll; return the tail as it stands."""
+        now = self.clock()
+        error: Optional[Unavailable] = None
+        try:
+            self._follow(now)
+        except OSError as exc:
+            error = unreadable_reason(exc, self.path)
+        return self._tail(now, error)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    # ------------------------------------------------------------ reading
+    def _follow(self, now: float) -> None:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            # Mid-rotation (renamed, not yet re-created): finish what the old file holds, then report.
+            if self._fd is not None:
+                self._read_to_end(self._fd, os.fstat(self._fd).st_size, now)
+            raise
+        if not stat.S_ISREG(st.st_mode):
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory")
+            raise OSError(errno.EINVAL, "not a regular file")
+        if self._fd is not None and (st.st_dev, st.st_ino) != self._ident:
+            # Rotated: the name now points at a new file. Finish the old one, then start the new at 0.
+            self._read_to_end(self._fd, os.fstat(self._fd).st_size, now)
+            self._flush_partial(now)
+            self.close()
+            self._open(from_start=True)
+        elif self._fd is None:
+            self._open(from_start=False)
+            self._last_byte_at = st.st_mtime  # a hung server's log has been silent since before we came
+        assert self._fd is not None
+        size = os.fstat(self._fd).st_size
+        if size < self._offset:
+            # copytruncate: the file was emptied in place. What is there now is new.
+            self._flush_partial(now)
+            self._offset = 0
+            self._last_byte_at = now
+        self._read_to_end(self._fd, size, now)
+        self._size = size
+
+    def _open(self, from_start: bool) -> None:
+        fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        st = os.fstat(fd)
+        self._fd = fd
+        self._ident = (st.st_dev, st.st_ino)
+        self._offset = 0
+        if not from_start and st.st_size > self.start_bytes:
+            # Start with the last lines: skip to the first line break after the cut.
+            start = st.st_size - self.start_bytes
+            head = os.pread(fd, self.start_bytes, start)
+            newline = head.find(b"\n")
+            self._offset = start + newline + 1 if newline >= 0 else st.st_size
+
+    def _read_to_end(self, fd: int, size: int, now: float) -> None:
+        if size <= self._offset:
+            return
+        if size - self._offset > self.max_read_bytes:
+            skipped = size - self.max_read_bytes - self._offset
+            self._flush_partial(now)
+            self._add_line(f"[triage: skipped {skipped} bytes written faster than one refresh reads]", now)
+            self._offset = size - self.max_read_bytes
+        first_read = self._size is None
+        while self._offset < size:
+            chunk = os.pread(fd, min(1024 * 1024, size - self._offset), self._offset)
+            if not chunk:
+                break
+            self._offset += len(chunk)
+            self._consume(chunk, now)
+        if not first_read:
+            self._last_byte_at = now
+
+    def _consume(self, chunk: bytes, now: float) -> None:
+        pieces = chunk.split(b"\n")
+        for i, piece in enumerate(pieces):
+            self._append_partial(piece)
+            if i < len(pieces) - 1:  # a newline followed this piece: the line is complete
+                self._flush_partial(now, complete=True)
+
+    def _append_partial(self, piece: bytes) -> None:
+        data = self._partial + piece
+        if b"\r" in piece:
+            # A carriage return overwrites the line on a terminal: keep only the latest state, and the
+            # trailing \r (if any) so that the next bytes start a new state instead of extending this one.
+            data = _latest_cr_state(data) + (b"\r" if data.endswith(b"\r") else b"")
+            self._partial_cut = 0
+        if len(data) > self.max_line_bytes:
+            self._partial_cut += len(data) - self.max_line_bytes
+            data = data[: self.max_line_bytes]
+        self._partial = data
+
+    def _flush_partial(self, now: float, complete: bool = False) -> None:
+        if not complete and not self._partial and not self._partial_cut:
+            return
+        raw = _latest_cr_state(self._partial)
+        text = _decode(raw)
+        if self._partial_cut:
+            text += f" … [line cut: {self._partial_cut} more bytes]"
+        self._partial, self._partial_cut = b"", 0
+        self._add_line(text, now)
+
+    def _add_line(self, text: str, now: float) -> None:
+        self.lines.append(LogLine(text=text, seen_at=now, level=self._classifier.level(text)))
+
+    # ------------------------------------------------------------ result
+    def _tail(self, now: float, error: Optional[Unavailable]) -> LogTail:
+        last = self._last_byte_at
+        partial = _decode(_latest_cr_state(self._partial))
+        return LogTail(
+            path=self.path,
+            source=self.source,
+            lines=tuple(self.lines),
+            partial=partial,
+            size_bytes=self._size if self._size is not None else Unavailable("not read", ""),
+            seconds_since_last_byte=max(0.0, now - last) if last is not None else Unavailable("nothing read yet"),
+            last_byte_at=last if last is not None else Unavailable("nothing read yet"),
+            error=error,
+        )
+
+
+# ---------------------------------------------------------------- discovery
+def _pids(processes: Iterable[Union[ProcessInfo, int]]) -> list[int]:
+    return [p if isinstance(p, int) else p.pid for p in processes]
+
+
+def discover_log_paths(
+    processes: Sequence[Union[ProcessInfo, int]], proc_root: str = "/proc"
+) -> list[tuple[str, str]]:
+    """Regular files the tree's stdout and stderr point to, as (path, source), deduplicated by path.
+
+    Replaces `ls -l /proc/PID/fd/1 /proc/PID/fd/2` for every process. Pipes, terminals, sockets and
+    /dev/null are skipped; so are deleted files (the name would lead nowhere). The source names the
+    first process (in tree order) seen writing there: "stdout of PID 123".
+    """
+    found: dict[str, str] = {}
+    for pid in _pids(processes):
+        for fd, stream in ((1, "stdout"), (2, "stderr")):
+            link = f"{proc_root}/{pid}/fd/{fd}"
+            try:
+                target = os.readlink(link)
+                st = os.stat(link)
+            except OSError:
+                continue  # exited, no such fd, or not ours to read: discovery is best effort
+            if not target.startswith("/") or target.endswith(" (deleted)") or not stat.S_ISREG(st.st_mode):
+                continue
+            if target not in found and len(found) < MAX_DISCOVERED:
+                found[target] = f"{stream} of PID {pid}"
+    return list(found.items())
+
+
+class LogsCollector:
+    """The logs source of a snapshot: `--log` files plus discovered stdout/stderr files.
+
+    Called once per tick by the snapshot collector as `collector(processes, options)`. Keeps one
+    follower per path for the life of the incident, so a discovered log stays followed after the
+    process that wrote it exits.
+    """
+
+    def __init__(self, proc_root: str = "/proc", clock: Callable[[], float] = time.time) -> None:
+        self.proc_root = proc_root
+        self.clock = clock
+        self._followers: dict[str, LogFollower] = {}
+
+    def __call__(self, processes: Sequence[Union[ProcessInfo, int]], options: CollectOptions) -> tuple[LogTail, ...]:
+        wanted: list[tuple[str, str]] = [(path, "--log") for path in options.logs]
+        if options.discover_logs:
+            wanted += discover_log_paths(processes, self.proc_root)
+        for path, source in wanted:
+            key = os.path.abspath(path)
+            if key not in self._followers:
+                self._followers[key] = LogFollower(path, source=source, clock=self.clock)
+        return tuple(follower.poll() for follower in self._followers.values())
+
+    def close(self) -> None:
+        for follower in self._followers.values():
+            follower.close()
+        self._followers.clear()

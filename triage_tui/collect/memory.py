@@ -1,0 +1,299 @@
+"""Memory: the system (`free -b`), the target's cgroup, and budgeted PSS/USS per process.
+
+- `collect_system_memory` replaces `free -b` (same arithmetic as procps-ng 4: used = total -
+  MemAvailable; buff/cache = Buffers + Cached + SReclaimable; older procps used total - free -
+  buff/cache, which we fall back to when MemAvailable is missing).
+- `collect_cgroup_memory` replaces `cat memory.current memory.max` (v2) or
+  `memory.usage_in_bytes memory.limit_in_bytes` (v1) for the cgroup in /proc/PID/cgroup.
+- `SmapsReader` replaces `cat /proc/PID/smaps_rollup` per process. That read walks the target's
+  page tables under its mm lock, so its cost grows with the mapping (hundreds of GB of mmap'd
+  weights): each read is timed, a per-tick budget bounds the total, big or slow processes are
+  refreshed less often, and all of it runs on a background thread so no caller waits on it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Optional
+
+from ..model.snapshot import CgroupMemory, ProcessInfo, SystemMemory, TargetMemory
+from ..model.unavailable import Unavailable, is_known, unavailable_from_error
+from ..parse.procfs import parse_kb_table
+from .proc_table import read_text
+
+V1_NO_LIMIT = 2**62  # v1 reports "no limit" as PAGE_COUNTER_MAX pages (~2^63 bytes, page-rounded)
+
+
+def system_memory_from_meminfo(table: dict[str, int]) -> SystemMemory:
+    """SystemMemory from parsed /proc/meminfo (pure: also used on a remote node's text)."""
+    def get(key: str) -> object:
+        return table[key] if key in table else Unavailable(f"no {key} in /proc/meminfo")
+
+    total, free = table.get("MemTotal"), table.get("MemFree")
+    buffers, cached, reclaimable = table.get("Buffers", 0), table.get("Cached", 0), table.get("SReclaimable", 0)
+    buff_cache = buffers + cached + reclaimable
+    used: object = Unavailable("MemTotal/MemFree missing from /proc/meminfo")
+    available = table.get("MemAvailable")
+    if total is not None and available is not None:
+        used = total - available  # procps-ng >= 4.0 `free`: used = total - available
+    elif total is not None and free is not None:
+        used = total - free - buff_cache
+        if used < 0:  # procps: fall back to total - free when caches exceed it (containers)
+            used = total - free
+    swap_total, swap_free = table.get("SwapTotal"), table.get("SwapFree")
+    return SystemMemory(
+        total_bytes=get("MemTotal"),  # type: ignore[arg-type]
+        used_bytes=used,  # type: ignore[arg-type]
+        free_bytes=get("MemFree"),  # type: ignore[arg-type]
+        available_bytes=get("MemAvailable"),  # type: ignore[arg-type]
+        buff_cache_bytes=buff_cache,
+        shared_bytes=get("Shmem"),  # type: ignore[arg-type]
+        swap_total_bytes=get("SwapTotal"),  # type: ignore[arg-type]
+        swap_used_bytes=(swap_total - swap_free) if swap_total is not None and swap_free is not None
+        else Unavailable("no SwapTotal/SwapFree in /proc/meminfo"),
+    )
+
+
+def collect_system_memory(path: str = "/proc/meminfo") -> SystemMemory:
+    """What `free -b` prints."""
+    try:
+        return system_memory_from_meminfo(parse_kb_table(read_text(path)))
+    except OSError as exc:
+        reason = unavailable_from_error(exc, "/proc/meminfo")
+        return SystemMemory(*([reason] * 8))
+
+
+# ---------------------------------------------------------------- cgroup
+def _cgroup_mounts(mountinfo: str) -> tuple[Optional[tuple[str, str]], Optional[tuple[str, str]]]:
+    """((root, mountpoint) of the v1 memory hierarchy, (root, mountpoint) of cgroup2)."""
+    v1 = v2 = None
+    for line in mountinfo.splitlines():
+        left, sep, right = line.partition(" - ")
+        if not sep:
+            continue
+        fields, tail = left.split(), right.split()
+        if len(fields) < 5 or len(tail) < 3:
+            continue
+        root, mountpoint, fstype, options = fields[3], fields[4], tail[0], tail[2]
+        if fstype == "cgroup" and "memory" in options.split(",") and v1 is None:
+            v1 = (root, mountpoint)
+        elif fstype == "cgroup2" and v2 is None:
+            v2 = (root, mountpoint)
+    return v1, v2
+
+
+def _join(mount: tuple[str, str], cg_path: str) -> str:
+    root, mountpoint = mount
+    relative = cg_path
+    if root != "/" and (cg_path == root or cg_path.startswith(root + "/")):
+        relative = cg_path[len(root):]  # the mount shows a sub-tree (a container's own cgroup)
+    candidate = os.path.join(mountpoint, relative.lstrip("/"))
+    return candidate if os.path.isdir(candidate) else mountpoint
+
+
+def _read_int(path: str) -> int:
+    return int(read_text(path).strip())
+
+
+def collect_cgroup_memory(pid: int) -> CgroupMemory:
+    """The memory cgroup PID is in: usage, limit (None when unlimited) and OOM kills so far."""
+    try:
+        lines = read_text(f"/proc/{pid}/cgroup").splitlines()
+        mountinfo = read_text("/proc/self/mountinfo")
+    except OSError as exc:
+        reason = unavailable_from_error(exc, "/proc/PID/cgroup")
+        return CgroupMemory(path=reason, version=reason, current_bytes=reason, max_bytes=reason, oom_kills=reason)
+    v1_path = v2_path = None
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        if "memory" in parts[1].split(","):
+            v1_path = parts[2]
+        elif parts[0] == "0" and parts[1] == "":
+            v2_path = parts[2]
+    v1_mount, v2_mount = _cgroup_mounts(mountinfo)
+    try:
+        if v1_path is not None and v1_mount is not None:
+            directory = _join(v1_mount, v1_path)
+            limit = _read_int(f"{directory}/memory.limit_in_bytes")
+            oom = Unavailable("no oom_kill in memory.oom_control", "kernel older than 4.13")
+            try:
+                for line in read_text(f"{directory}/memory.oom_control").splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill" and value.strip().isdigit():
+                        oom = int(value)  # type: ignore[assignment]
+            except OSError:
+                pass
+            return CgroupMemory(path=directory, version=1, current_bytes=_read_int(f"{directory}/memory.usage_in_bytes"),
+                                max_bytes=None if limit >= V1_NO_LIMIT else limit, oom_kills=oom)
+        if v2_path is not None and v2_mount is not None:
+            directory = _join(v2_mount, v2_path)
+            if not os.path.exists(f"{directory}/memory.current"):
+                none = Unavailable("no memory controller in this cgroup", "the root cgroup has no memory.current")
+                return CgroupMemory(path=directory, version=2, current_bytes=none, max_bytes=none, oom_kills=none)
+            raw_max = read_text(f"{directory}/memory.max").strip()
+            events = {}
+            for line in read_text(f"{directory}/memory.events").splitlines():
+                key, _, value = line.partition(" ")
+                events[key] = value
+            oom_kills = int(events["oom_kill"]) if events.get("oom_kill", "").isdigit() else Unavailable(
+                "no oom_kill in memory.events")
+            return CgroupMemory(path=directory, version=2, current_bytes=_read_int(f"{directory}/memory.current"),
+                                max_bytes=None if raw_max == "max" else int(raw_max), oom_kills=oom_kills)
+    except (OSError, ValueError) as exc:
+        reason = unavailable_from_error(exc, "cgroup memory files")
+        return CgroupMemory(path=reason, version=reason, current_bytes=reason, max_bytes=reason, oom_kills=reason)
+    none = Unavailable("no memory cgroup found", "mount cgroup2 or the v1 memory controller")
+    return CgroupMemory(path=none, version=none, current_bytes=none, max_bytes=none, oom_kills=none)
+
+
+# ---------------------------------------------------------------- smaps_rollup, budgeted
+@dataclass(frozen=True)
+class SmapsFigure:
+    """One smaps_rollup read: PSS, USS (Private_Clean + Private_Dirty), swap, when and at what cost."""
+
+    pid: int
+    read_at: float  # epoch
+    cost_ms: float
+    pss_bytes: object
+    uss_bytes: object
+    swap_bytes: object
+
+
+def smaps_figure_from_text(pid: int, text: str, read_at: float, cost_ms: float) -> SmapsFigure:
+    table = parse_kb_table(text)
+    if "Pss" not in table:
+        empty = Unavailable("smaps_rollup is empty", "a zombie or kernel thread has no memory map")
+        return SmapsFigure(pid, read_at, cost_ms, empty, empty, empty)
+    uss = table.get("Private_Clean", 0) + table.get("Private_Dirty", 0)
+    return SmapsFigure(pid, read_at, cost_ms, table["Pss"], uss, table.get("Swap", 0))
+
+
+def read_smaps_rollup(pid: int) -> SmapsFigure:
+    started = time.perf_counter()
+    read_at = time.time()
+    try:
+        text = read_text(f"/proc/{pid}/smaps_rollup")
+    except OSError as exc:
+        reason = unavailable_from_error(exc, "smaps_rollup")
+        if isinstance(exc, PermissionError):
+            reason = Unavailable("smaps_rollup: permission denied",
+                                 "needs ptrace read access: run as root or as the target's user")
+        return SmapsFigure(pid, read_at, (time.perf_counter() - started) * 1000, reason, reason, reason)
+    return smaps_figure_from_text(pid, text, read_at, (time.perf_counter() - started) * 1000)
+
+
+class SmapsReader:
+    """Reads smaps_rollup on a background thread within a per-tick time budget.
+
+    `submit(rss_by_pid, budget_ms, interval_s)` hands this tick's work over and returns at once;
+    `figures()` returns the latest figure per PID (read on an earlier tick, with its time).
+    Scheduling: never-read PIDs first, then the stalest due ones; a PID is due again after
+    interval × max(1, RSS / 1 GiB, 4 × last cost / budget), so big or slow processes are read
+    less often. A tick stops starting reads once the budget is spent (one read may overrun it).
+    """
+
+    BIG_RSS = 2**30
+    MAX_REFRESH_S = 120.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._figures: dict[int, SmapsFigure] = {}
+        self._due_at: dict[int, float] = {}
+        self._pending: Optional[tuple[dict[int, int], float, float]] = None
+        self._busy = False
+        self._closed = False
+        self.spent_ms = 0.0  # time spent in reads during the last completed batch
+        self._thread = threading.Thread(target=self._run, name="triage-smaps", daemon=True)
+        self._thread.start()
+
+    def submit(self, rss_by_pid: dict[int, int], budget_ms: float = 100.0, interval_s: float = 2.0) -> None:
+        with self._wake:
+            self._pending = (dict(rss_by_pid), budget_ms, interval_s)
+            self._wake.notify_all()
+
+    def figures(self) -> dict[int, SmapsFigure]:
+        with self._lock:
+            return dict(self._figures)
+
+    def wait_idle(self, timeout_s: float = 10.0) -> bool:
+        """Block until the submitted work is done (for one-shot reports and tests)."""
+        deadline = time.monotonic() + timeout_s
+        with self._wake:
+            while self._pending is not None or self._busy:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._wake.wait(left)
+        return True
+
+    def close(self) -> None:
+        with self._wake:
+            self._closed = True
+            self._wake.notify_all()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while self._pending is None and not self._closed:
+                    self._wake.wait()
+                if self._closed:
+                    return
+                work, self._pending = self._pending, None
+                self._busy = True
+            try:
+                self._batch(*work)  # type: ignore[misc]
+            finally:
+                with self._wake:
+                    self._busy = False
+                    self._wake.notify_all()
+
+    def _batch(self, rss_by_pid: dict[int, int], budget_ms: float, interval_s: float) -> None:
+        now = time.monotonic()
+        with self._lock:
+            for gone in set(self._figures) - set(rss_by_pid):
+                del self._figures[gone]
+                self._due_at.pop(gone, None)
+            never = [p for p in rss_by_pid if p not in self._figures]
+            due = sorted((p for p in rss_by_pid if p in self._figures and self._due_at.get(p, 0) <= now),
+                         key=lambda p: self._figures[p].read_at)
+        spent = 0.0
+        for pid in never + due:
+            if spent >= budget_ms or self._closed:
+                break
+            figure = read_smaps_rollup(pid)
+            spent += figure.cost_ms
+            factor = max(1.0, rss_by_pid.get(pid, 0) / self.BIG_RSS, 4 * figure.cost_ms / max(budget_ms, 1e-3))
+            with self._lock:
+                self._figures[pid] = figure
+                self._due_at[pid] = time.monotonic() + min(self.MAX_REFRESH_S, interval_s * factor) - interval_s / 2
+        self.spent_ms = spent
+
+
+def target_memory(processes: Sequence[ProcessInfo]) -> TargetMemory:
+    """Sums over the tree. RSS sums count shared pages once per process; PSS sums do not."""
+    live = [p for p in processes if not p.exited]
+
+    def total(attr: str, reason: str) -> object:
+        values = [getattr(p, attr) for p in live]
+        known = [v for v in values if is_known(v)]
+        return sum(known) if known else Unavailable(reason)
+
+    pss_known = [p.pss_bytes for p in live if is_known(p.pss_bytes)]
+    return TargetMemory(
+        processes=len(live),
+        rss_sum_bytes=total("rss_bytes", "no RSS readable"),  # type: ignore[arg-type]
+        pss_sum_bytes=sum(pss_known) if pss_known else Unavailable("no PSS read yet"),  # type: ignore[arg-type]
+        uss_sum_bytes=total("uss_bytes", "no USS read yet"),  # type: ignore[arg-type]
+        anon_sum_bytes=total("rss_anon_bytes", "no RssAnon readable"),  # type: ignore[arg-type]
+        file_sum_bytes=total("rss_file_bytes", "no RssFile readable"),  # type: ignore[arg-type]
+        shmem_sum_bytes=total("rss_shmem_bytes", "no RssShmem readable"),  # type: ignore[arg-type]
+        pss_covered=len(pss_known),
+    )

@@ -1,0 +1,141 @@
+"""One refresh of every source into a Snapshot; a failing source never stops the others.
+
+The composition `triage report` and the app tick through (via Host.collect). Each source is
+timed and reported in Snapshot.sources as ok / stale / failing with its duration.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+import time
+from collections.abc import Callable
+from typing import Optional, TypeVar
+
+from ..host.base import CollectOptions
+from ..model.snapshot import (
+    GpuReport,
+    KernelReport,
+    LogTail,
+    MemoryReport,
+    PortReport,
+    ProcessInfo,
+    Snapshot,
+    SourceStatus,
+    Target,
+)
+from ..model.unavailable import Unavailable, is_known
+from .kernel import KernelLogCollector
+from .memory import SmapsReader, collect_cgroup_memory, collect_system_memory, target_memory
+from .ports import collect_ports
+from .proc_table import read_proc_table
+from .processes import ProcessCollector
+from .targets import tree_pids
+
+T = TypeVar("T")
+LogsSource = Callable[[tuple[ProcessInfo, ...], CollectOptions], tuple[LogTail, ...]]
+GpuSource = Callable[[], GpuReport]
+GpuJoin = Callable[[tuple[ProcessInfo, ...], GpuReport], tuple[ProcessInfo, ...]]
+STALE_MS = 1000.0  # a source slower than this is reported stale: its figure is late
+
+
+class SnapshotCollector:
+    """Stateful (deltas, smaps schedule, kernel log position): one per host."""
+
+    def __init__(
+        self,
+        host_name: Optional[str] = None,
+        logs: Optional[LogsSource] = None,
+        gpus: Optional[GpuSource] = None,
+        join_gpus: Optional[GpuJoin] = None,
+    ) -> None:
+        self.host_name = host_name or socket.gethostname()
+        self.logs = logs
+        self.gpus = gpus
+        self.join_gpus = join_gpus
+        self.processes = ProcessCollector()
+        self.smaps = SmapsReader()
+        self.kernel = KernelLogCollector()
+        self._last_at: Optional[float] = None
+        self._seen_pids: set[int] = set()
+
+    def close(self) -> None:
+        self.smaps.close()
+        self.kernel.close()
+
+    def _run(self, name: str, statuses: list[SourceStatus], fallback: T, read: Callable[[], T]) -> T:
+        started = time.perf_counter()
+        try:
+            value = read()
+        except Exception as exc:  # noqa: BLE001 - a source that raises must not take the snapshot down
+            ms = (time.perf_counter() - started) * 1000
+            statuses.append(SourceStatus(name, "failing", ms, f"{type(exc).__name__}: {exc}"))
+            return fallback
+        ms = (time.perf_counter() - started) * 1000
+        statuses.append(SourceStatus(name, "stale" if ms > STALE_MS else "ok", ms,
+                                     f"took {ms:.0f} ms" if ms > STALE_MS else ""))
+        return value
+
+    def collect(self, target: Target, options: CollectOptions = CollectOptions()) -> Snapshot:
+        taken_at = time.time()
+        interval = taken_at - self._last_at if self._last_at is not None else 0.0
+        self._last_at = taken_at
+        statuses: list[SourceStatus] = []
+
+        def read_processes() -> tuple[ProcessInfo, ...]:
+            table = read_proc_table()
+            return self.processes.collect(tree_pids(target, table))
+
+        processes = self._run("processes", statuses, (), read_processes)
+        self._seen_pids.update(p.pid for p in processes)
+        processes, memory = self._memory(processes, options, statuses)
+        port_pids = [p.pid for p in processes if not p.exited]
+        ports = self._run("ports", statuses, PortReport(error=Unavailable("ports source failed")),
+                          lambda: collect_ports(port_pids, options.port))
+        kernel = self._run("kernel", statuses, KernelReport(error=Unavailable("kernel source failed")),
+                           lambda: self.kernel.collect(self._seen_pids))
+        gpus = GpuReport(error=Unavailable("GPU collector not available"))
+        if self.gpus is not None:
+            gpus = self._run("gpus", statuses, GpuReport(error=Unavailable("GPU source failed")), self.gpus)
+            if self.join_gpus is not None:
+                joined, gpu_report = self.join_gpus, gpus
+                processes = self._run("gpu-join", statuses, processes, lambda: joined(processes, gpu_report))
+        logs: tuple[LogTail, ...] = ()
+        if self.logs is not None:
+            follow, rows = self.logs, processes
+            logs = self._run("logs", statuses, (), lambda: follow(rows, options))
+        return Snapshot(
+            host=self.host_name, taken_at=taken_at, interval_s=interval, target=target, processes=processes,
+            exited=self.processes.exited, memory=memory, logs=logs, ports=ports, gpus=gpus, kernel=kernel,
+            sources=tuple(statuses),
+        )
+
+    def _memory(self, processes: tuple[ProcessInfo, ...], options: CollectOptions,
+                statuses: list[SourceStatus]) -> tuple[tuple[ProcessInfo, ...], MemoryReport]:
+        """Hand this tick's smaps work to the reader thread; attach the figures it already has."""
+        def read() -> tuple[tuple[ProcessInfo, ...], MemoryReport]:
+            live = {p.pid: (p.rss_bytes if is_known(p.rss_bytes) else 0) for p in processes if not p.exited}
+            self.smaps.submit(live, options.smaps_budget_ms, options.interval_s)  # type: ignore[arg-type]
+            figures = self.smaps.figures()
+            now = time.time()
+            rows = []
+            for p in processes:
+                figure = figures.get(p.pid)
+                if figure is None or p.exited:
+                    rows.append(p)
+                    continue
+                known = is_known(figure.pss_bytes)
+                rows.append(dataclasses.replace(
+                    p, pss_bytes=figure.pss_bytes, uss_bytes=figure.uss_bytes, swap_bytes=figure.swap_bytes,
+                    pss_age_s=max(0.0, now - figure.read_at) if known else figure.pss_bytes,
+                ))
+            out = tuple(rows)
+            root = next((p.pid for p in out if not p.exited), None)
+            cgroup = collect_cgroup_memory(root) if root is not None else None
+            report = MemoryReport(system=collect_system_memory(), target=target_memory(out),
+                                  smaps_budget_ms=options.smaps_budget_ms, smaps_spent_ms=self.smaps.spent_ms)
+            if cgroup is not None:
+                report = dataclasses.replace(report, cgroup=cgroup)
+            return out, report
+
+        return self._run("memory", statuses, (processes, MemoryReport()), read)

@@ -1,0 +1,191 @@
+"""TARGET resolution: PID, name:REGEX, :PORT (or nothing: pick candidates) → roots; roots → tree.
+
+Replaces `pgrep -f REGEX`, `ss -ltnp 'sport = :PORT'` and `pstree -p PID`. The target is always a
+whole subtree under its roots, whatever the children call themselves: the reference incident's
+workers renamed themselves, so a name filter alone would hide them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from typing import Optional
+
+from ..host.base import TargetError
+from ..model.snapshot import Target, TargetRoot
+from .ports import listening_tcp_sockets, pids_holding_inodes
+from .proc_table import CLOCK_TICKS, PAGE_SIZE, ProcTable, read_cmdline, read_proc_table
+
+MAX_AUTO_TREES = 2  # besides GPU holders: the biggest tree by memory and the busiest by CPU time
+
+
+def _own_lineage(table: ProcTable) -> set[int]:
+    """Triage itself and its ancestors (the shell, tmux, sshd): never a target."""
+    me = os.getpid()
+    return {me, *table.ancestors(me)}
+
+
+def _topmost(pids: Sequence[int], table: ProcTable) -> list[int]:
+    """Keep only matches none of whose ancestors also matched (a regex that hits a launcher and
+    its children yields the launcher once)."""
+    chosen = set(pids)
+    return sorted(pid for pid in chosen if not any(a in chosen for a in table.ancestors(pid)))
+
+
+def _parse_port(text: str, spec: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise TargetError(f"malformed target {spec!r}: the port after ':' must be a number") from None
+    if not 1 <= port <= 65535:
+        raise TargetError(f"malformed target {spec!r}: port must be 1-65535")
+    return port
+
+
+def _resolve_pid(spec: str, table: ProcTable) -> list[TargetRoot]:
+    pid = int(spec)
+    if pid not in table.stats and not os.path.exists(f"/proc/{pid}"):
+        raise TargetError(f"no process with PID {pid}")
+    return [TargetRoot(pid, f"PID {pid}")]
+
+
+def _resolve_regex(spec: str, pattern: str, table: ProcTable, excluded: set[int]) -> list[TargetRoot]:
+    if not pattern:
+        raise TargetError(f"malformed target {spec!r}: empty regex after 'name:'")
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        raise TargetError(f"regex in {spec!r} does not compile: {exc}") from None
+    matches = []
+    for pid, stat in table.stats.items():
+        if pid in excluded or table.is_kernel_thread(pid):
+            continue
+        if regex.search(stat.comm) or regex.search(" ".join(read_cmdline(pid))):
+            matches.append(pid)
+    roots = _topmost(matches, table)
+    if not roots:
+        raise TargetError(f"target {spec!r} matches no process (searched command lines and names)")
+    return [TargetRoot(pid, f"command line matches {pattern!r}") for pid in roots]
+
+
+def _resolve_port(spec: str, port: int, table: ProcTable, excluded: set[int]) -> list[TargetRoot]:
+    inodes = {s.inode for s in listening_tcp_sockets() if s.port == port}
+    if inodes:
+        holders = pids_holding_inodes(inodes, (p for p in table.stats if p not in excluded))
+        if holders:
+            roots = _topmost(list(holders.values()), table)
+            return [TargetRoot(pid, f"listens on :{port}") for pid in roots]
+    asks = re.compile(rf"(?:^|\s)--port(?:=|\s+){port}(?:\s|$)")
+    matches = [pid for pid in table.stats
+               if pid not in excluded and not table.is_kernel_thread(pid)
+               and asks.search(" ".join(read_cmdline(pid)))]
+    roots = _topmost(matches, table)
+    if not roots:
+        raise TargetError(f"nothing listens on port {port} and no command line asks for --port {port}")
+    return [TargetRoot(pid, f"command line asks for --port {port} (nothing listens on it)") for pid in roots]
+
+
+def _tree_sums(root: int, table: ProcTable) -> tuple[int, int]:
+    """(RSS bytes, CPU ticks) summed over the subtree: a rough cost for ranking candidates."""
+    rss = ticks = 0
+    for pid in table.subtree(root):
+        stat = table.stats[pid]
+        rss += stat.rss_pages * PAGE_SIZE
+        ticks += stat.utime + stat.stime
+    return rss, ticks
+
+
+def _group_root(pid: int, table: ProcTable, excluded: set[int]) -> int:
+    """Climb to the top of PID's process group (a job launched from a shell is one group;
+    multiprocessing workers inherit it), staying below triage's own lineage."""
+    current = pid
+    while True:
+        parent = table.parent(current)
+        if not parent or parent <= 1 or parent in excluded or parent not in table.stats:
+            return current
+        if table.stats[parent].pgrp != table.stats[current].pgrp:
+            return current
+        current = parent
+
+
+def _auto_pick(table: ProcTable, excluded: set[int], gpu_pids: Sequence[int]) -> list[TargetRoot]:
+    roots: list[TargetRoot] = []
+    taken: set[int] = set()
+    gpu_roots = _topmost([p for p in gpu_pids if p in table.stats and p not in excluded], table)
+    for pid in gpu_roots:
+        roots.append(TargetRoot(pid, "holds a GPU"))
+        taken.update(table.subtree(pid))
+    own_group = table.stats[os.getpid()].pgrp if os.getpid() in table.stats else -1
+    candidates: dict[int, tuple[int, int]] = {}
+    for pid, stat in table.stats.items():
+        if (pid in excluded or pid in taken or pid == 1 or table.is_kernel_thread(pid)
+                or stat.pgrp == own_group or stat.state == "Z"):
+            continue
+        root = _group_root(pid, table, excluded)
+        if root not in candidates and root not in taken:
+            candidates[root] = _tree_sums(root, table)
+    if candidates:
+        by_memory = max(candidates, key=lambda r: candidates[r][0])
+        rss = candidates[by_memory][0]
+        roots.append(TargetRoot(by_memory, f"tree with the most memory (RSS sum {rss / 2**20:.0f} MiB)"))
+        rest = {r: v for r, v in candidates.items() if r != by_memory}
+        if rest and len(roots) - len(gpu_roots) < MAX_AUTO_TREES:
+            by_cpu = max(rest, key=lambda r: rest[r][1])
+            if rest[by_cpu][1] > 0:
+                roots.append(TargetRoot(by_cpu, f"tree with the most CPU time ({rest[by_cpu][1] / CLOCK_TICKS:.0f} s)"))
+    if not roots:
+        raise TargetError("no candidate processes to watch: give a TARGET (PID, name:REGEX or :PORT)")
+    return roots
+
+
+def resolve_targets(
+    specs: Sequence[str],
+    port: Optional[int] = None,
+    gpu_pids: Sequence[int] = (),
+    table: Optional[ProcTable] = None,
+) -> Target:
+    """Resolve TARGET specs into roots. Raises TargetError with one line for the user.
+
+    No specs: with `port`, the process behind that port; else candidates (GPU holders, then the
+    trees using most memory and most CPU), with `auto_picked=True` and the reason in each root.
+    """
+    table = table if table is not None else read_proc_table()
+    excluded = _own_lineage(table)
+    roots: list[TargetRoot] = []
+    if not specs and port is not None:
+        try:
+            roots = _resolve_port(f":{port}", port, table, excluded)
+        except TargetError:
+            roots = []
+        if roots:
+            return Target(specs=(), roots=tuple(roots))
+    if not specs:
+        return Target(specs=(), roots=tuple(_auto_pick(table, excluded, gpu_pids)), auto_picked=True)
+    for spec in specs:
+        text = spec.strip()
+        if text.isdigit():
+            found = _resolve_pid(text, table)
+        elif text.startswith("name:"):
+            found = _resolve_regex(spec, text[5:], table, excluded)
+        elif text.startswith(":"):
+            found = _resolve_port(spec, _parse_port(text[1:], spec), table, excluded)
+        else:
+            raise TargetError(f"malformed target {spec!r}: expected PID, name:REGEX or :PORT")
+        for root in found:
+            if all(root.pid != r.pid for r in roots):
+                roots.append(root)
+    return Target(specs=tuple(specs), roots=tuple(roots))
+
+
+def tree_pids(target: Target, table: Optional[ProcTable] = None) -> list[int]:
+    """The roots and their whole subtrees, each PID once, parents before children."""
+    table = table if table is not None else read_proc_table()
+    out: list[int] = []
+    seen: set[int] = set()
+    for root in target.roots:
+        for pid in table.subtree(root.pid):
+            if pid not in seen:
+                seen.add(pid)
+                out.append(pid)
+    return out

@@ -1,0 +1,163 @@
+"""Pure parsers for /proc text: PID/stat, PID/status, meminfo, smaps_rollup, net/tcp.
+
+They take the text a file (or a remote `cat`) produced and never touch the file system, so they
+are tested on captured text, malformed text included. Each returns None / {} for text it cannot
+use rather than raising: a collector turns that into an Unavailable with a reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class ProcStat:
+    """The fields of /proc/PID/stat triage uses (see proc(5)); times in clock ticks."""
+
+    pid: int
+    comm: str
+    state: str
+    ppid: int
+    pgrp: int
+    majflt: int
+    utime: int
+    stime: int
+    num_threads: int
+    starttime: int
+    rss_pages: int
+    exit_code: Optional[int] = None  # field 52 (Linux >= 3.5): meaningful for a zombie
+
+
+def parse_stat(text: str) -> Optional[ProcStat]:
+    """Parse one /proc/PID/stat line; None when malformed.
+
+    comm may contain spaces and parentheses ("(sd-pam)", "a) b"), so it runs from the first '('
+    to the LAST ')', and the numeric fields are split from there.
+    """
+    open_at = text.find("(")
+    close_at = text.rfind(")")
+    if open_at < 0 or close_at < open_at:
+        return None
+    rest = text[close_at + 1:].split()
+    # rest[0] is field 3 (state): field n is rest[n - 3]
+    if len(rest) < 22:
+        return None
+    try:
+        pid = int(text[:open_at].strip())
+        exit_code: Optional[int] = None
+        if len(rest) >= 50:
+            exit_code = int(rest[49])
+        return ProcStat(
+            pid=pid,
+            comm=text[open_at + 1:close_at],
+            state=rest[0],
+            ppid=int(rest[1]),
+            pgrp=int(rest[2]),
+            majflt=int(rest[9]),
+            utime=int(rest[11]),
+            stime=int(rest[12]),
+            num_threads=int(rest[17]),
+            starttime=int(rest[19]),
+            rss_pages=int(rest[21]),
+            exit_code=exit_code,
+        )
+    except ValueError:
+        return None
+
+
+def parse_status(text: str) -> dict[str, str]:
+    """/proc/PID/status as {"VmRSS": "1756 kB", ...}; lines without a colon are skipped."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            fields[key.strip()] = value.strip()
+    return fields
+
+
+def kb_field_bytes(fields: dict[str, str], key: str) -> Optional[int]:
+    """A "1756 kB" field in bytes; None when absent or malformed (zombies and kernel threads have no Vm*)."""
+    value = fields.get(key)
+    if value is None:
+        return None
+    parts = value.split()
+    try:
+        number = int(parts[0])
+    except (ValueError, IndexError):
+        return None
+    if len(parts) > 1 and parts[1].lower() == "kb":
+        return number * 1024
+    return number
+
+
+def int_field(fields: dict[str, str], key: str) -> Optional[int]:
+    value = fields.get(key)
+    try:
+        return int(value.split()[0]) if value is not None else None
+    except (ValueError, IndexError):
+        return None
+
+
+def parse_kb_table(text: str) -> dict[str, int]:
+    """meminfo / smaps_rollup style "Key:   123 kB" lines, in bytes. Malformed lines are skipped."""
+    table: dict[str, int] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        parts = value.split()
+        if not parts:
+            continue
+        try:
+            number = int(parts[0])
+        except ValueError:
+            continue
+        table[key.strip()] = number * 1024 if len(parts) > 1 and parts[1].lower() == "kb" else number
+    return table
+
+
+@dataclass(frozen=True)
+class TcpSocket:
+    """One row of /proc/net/tcp or tcp6."""
+
+    address: str
+    port: int
+    state: int  # 0x0A = LISTEN
+    inode: int
+    family: str  # tcp | tcp6
+
+
+TCP_LISTEN = 0x0A
+
+
+def _decode_address(hex_address: str, family: str) -> str:
+    import ipaddress
+
+    raw = bytes.fromhex(hex_address)
+    if family == "tcp":
+        return str(ipaddress.IPv4Address(raw[::-1]))
+    # tcp6: four 32-bit words, each in host (little-endian) order
+    words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
+    return str(ipaddress.IPv6Address(words))
+
+
+def parse_net_tcp(text: str, family: str = "tcp") -> list[TcpSocket]:
+    """Rows of /proc/net/tcp{,6}; the header and malformed rows are skipped."""
+    sockets: list[TcpSocket] = []
+    for line in text.splitlines()[1:]:
+        parts = line.split()
+        if len(parts) < 10:
+            continue
+        try:
+            hex_address, hex_port = parts[1].split(":")
+            sockets.append(TcpSocket(
+                address=_decode_address(hex_address, family),
+                port=int(hex_port, 16),
+                state=int(parts[3], 16),
+                inode=int(parts[9]),
+                family=family,
+            ))
+        except ValueError:
+            continue
+    return sockets

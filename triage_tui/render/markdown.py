@@ -1,0 +1,304 @@
+"""The incident as Markdown, readable pasted into a ticket: what was seen, what it means, what to check next.
+
+Pure text over the model (no rich, no I/O): `triage report` prints it, the app's export and
+`report --from` reuse it. The last snapshot gives the state; the first gives the time span.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+
+from ..model.snapshot import (
+    CgroupMemory,
+    GpuReport,
+    Hypothesis,
+    KernelReport,
+    LogTail,
+    PortReport,
+    ProcessInfo,
+    Snapshot,
+    SystemMemory,
+    TargetMemory,
+)
+from ..model.stacks import StackCapture
+from ..model.unavailable import is_known
+from .figures import duration, number, ratio, size, unavailable_text
+
+LOG_LINES = 15  # last lines of each log in the report
+RSS_ILLUSION_RATIO = 1.5  # RSS sum above this many times the PSS sum: say that RSS overstates memory
+STATUS_ORDER = {"likely": 0, "possible": 1, "unlikely": 2, "ruled out": 3}
+
+
+def _clock(ts: float) -> str:
+    return datetime.datetime.fromtimestamp(ts).strftime("%H:%M:%S")
+
+
+def _stamp(ts: float) -> str:
+    return datetime.datetime.fromtimestamp(ts).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return out
+
+
+# ---------------------------------------------------------------- sections
+def _header(first: Snapshot, last: Snapshot) -> list[str]:
+    span = last.taken_at - first.taken_at
+    lines = [
+        f"# triage report: {last.host or 'unknown host'}",
+        "",
+        f"- **Host:** {last.host or 'unknown'}",
+        f"- **Watched:** {_stamp(first.taken_at)} to {_clock(last.taken_at)} ({duration(span)}, "
+        f"{'one snapshot' if first is last else 'several snapshots'})",
+    ]
+    target = last.target
+    specs = " ".join(target.specs) if target.specs else "none given"
+    lines.append(f"- **Target:** {specs}" + (" (no target given: candidates picked by triage)" if target.auto_picked else ""))
+    for root in target.roots:
+        lines.append(f"  - root PID {root.pid}: {root.reason}")
+    if not target.roots:
+        lines.append("  - no root resolved")
+    return lines
+
+
+def _tree_order(processes: Sequence[ProcessInfo]) -> list[tuple[int, ProcessInfo]]:
+    """(depth, process) in tree order: each root, then its children by PID, depth first."""
+    pids = {p.pid for p in processes}
+    children: dict[int, list[ProcessInfo]] = {}
+    for p in processes:
+        children.setdefault(p.ppid, []).append(p)
+    out: list[tuple[int, ProcessInfo]] = []
+
+    def walk(p: ProcessInfo, depth: int) -> None:
+        out.append((depth, p))
+        for child in sorted(children.get(p.pid, []), key=lambda c: c.pid):
+            walk(child, depth + 1)
+
+    for root in sorted((p for p in processes if p.ppid not in pids), key=lambda p: p.pid):
+        walk(root, 0)
+    return out
+
+
+def _processes(snap: Snapshot) -> list[str]:
+    lines = ["## Processes", ""]
+    if not snap.processes:
+        return lines + ["No process of the target was found in the last snapshot."]
+    states: dict[str, int] = {}
+    for p in snap.processes:
+        states[p.state] = states.get(p.state, 0) + 1
+    summary = ", ".join(f"{n} in {s}" for s, n in sorted(states.items()))
+    lines += [f"{len(snap.processes)} processes ({summary}). Source: /proc (stat, status, wchan) and smaps_rollup.", ""]
+    rows = []
+    for depth, p in _tree_order(snap.processes):
+        name = ("· " * (depth - 1) + "└─ " if depth else "") + p.name + (" (exited)" if p.exited else "")
+        rows.append([
+            p.pid, p.ppid, name, p.state, number(p.cpu_percent, "{:.1f}"), duration(p.cpu_time_s),
+            number(p.threads), size(p.rss_bytes), size(p.pss_bytes), number(p.wchan),
+        ])
+    lines += _table(["PID", "PPID", "Name", "State", "CPU %", "CPU time", "Threads", "RSS", "PSS", "wchan"], rows)
+    errors = [p for p in snap.processes if p.error is not None]
+    if errors:
+        lines.append("")
+        lines += [f"- PID {p.pid}: {unavailable_text(p.error)}" for p in errors if p.error is not None]
+    if snap.exited:
+        lines += ["", "Exited since first seen:"]
+        lines += [f"- PID {e.pid} {e.name}: last seen {_clock(e.last_seen)}, exit {number(e.exit_code)}" for e in snap.exited]
+    return lines
+
+
+def _rss_illusion(snap: Snapshot) -> str:
+    """The sentence that says RSS overstates memory, with the figures, when it does."""
+    covered = [p for p in snap.processes if not p.exited and is_known(p.pss_bytes) and is_known(p.rss_bytes)]
+    if len(covered) < 2:
+        return ""
+    rss = sum(p.rss_bytes for p in covered)  # type: ignore[misc]
+    pss = sum(p.pss_bytes for p in covered)  # type: ignore[misc]
+    r = ratio(rss, pss)
+    if r is None or r < RSS_ILLUSION_RATIO:
+        return ""
+    shared_file = sum(p.rss_file_bytes for p in covered if is_known(p.rss_file_bytes))  # type: ignore[misc]
+    shared_shmem = sum(p.rss_shmem_bytes for p in covered if is_known(p.rss_shmem_bytes))  # type: ignore[misc]
+    system = snap.memory.system
+    text = (
+        f"**RSS overstates memory here:** the RSS sum of {len(covered)} processes is {size(rss)}, "
+        f"{r:.1f}× their PSS sum of {size(pss)}. Pages shared between processes (file-backed RSS "
+        f"{size(shared_file)}, shmem {size(shared_shmem)} summed) count once per process in RSS; PSS splits them."
+    )
+    if is_known(system.total_bytes):
+        text += (
+            f" The machine has {size(system.total_bytes)} in total, {size(system.used_bytes)} used and "
+            f"{size(system.available_bytes)} available: those, and PSS/USS, are the true figures."
+        )
+    return text
+
+
+def _memory(snap: Snapshot) -> list[str]:
+    t: TargetMemory = snap.memory.target
+    s: SystemMemory = snap.memory.system
+    c: CgroupMemory = snap.memory.cgroup
+    lines = ["## Memory", ""]
+    pss_note = f" (PSS read for {t.pss_covered} of {t.processes} processes)" if t.pss_covered < t.processes else ""
+    lines += _table(["Figure", "Value", "Source"], [
+        [f"RSS sum ({t.processes} processes)", size(t.rss_sum_bytes), "/proc/PID/status VmRSS"],
+        ["PSS sum" + pss_note, size(t.pss_sum_bytes), "smaps_rollup"],
+        ["USS sum", size(t.uss_sum_bytes), "smaps_rollup (private clean + dirty)"],
+        ["RSS file-backed sum", size(t.file_sum_bytes), "/proc/PID/status RssFile"],
+        ["RSS anonymous sum", size(t.anon_sum_bytes), "/proc/PID/status RssAnon"],
+        ["RSS shmem sum", size(t.shmem_sum_bytes), "/proc/PID/status RssShmem"],
+        ["System total", size(s.total_bytes), "/proc/meminfo"],
+        ["System used", size(s.used_bytes), "/proc/meminfo (as `free`)"],
+        ["System available", size(s.available_bytes), "/proc/meminfo MemAvailable"],
+        ["System buff/cache", size(s.buff_cache_bytes), "/proc/meminfo"],
+        ["System shared", size(s.shared_bytes), "/proc/meminfo Shmem"],
+        ["Swap used / total", f"{size(s.swap_used_bytes)} / {size(s.swap_total_bytes)}", "/proc/meminfo"],
+        ["Cgroup current", size(c.current_bytes), number(c.path, "cgroup {}")],
+        ["Cgroup limit", "no limit" if c.max_bytes is None else size(c.max_bytes), number(c.version, "cgroup v{}")],
+    ])
+    sentence = _rss_illusion(snap)
+    if sentence:
+        lines += ["", sentence]
+    return lines
+
+
+def _ports(report: PortReport) -> list[str]:
+    lines = ["## Ports", ""]
+    if report.error is not None:
+        lines.append(unavailable_text(report.error))
+    if report.listening:
+        lines += [f"- PID {s.pid} listens on {s.address}:{s.port} ({s.family})" for s in report.listening]
+    else:
+        lines.append("- The target listens on no TCP port.")
+    for probe in report.probes:
+        detail = f" ({probe.detail})" if probe.detail else ""
+        lines.append(f"- Connecting to {probe.address} port {probe.port}: **{probe.result}**{detail}")
+    return lines
+
+
+def _logs(logs: Sequence[LogTail]) -> list[str]:
+    lines = ["## Logs", ""]
+    if not logs:
+        return lines + ["No log followed (give `--log FILE`; none was found on the target's stdout/stderr)."]
+    for tail in logs:
+        lines += [f"### {tail.path}", "", f"- Source: {tail.source}"]
+        if tail.error is not None:
+            lines.append(f"- {unavailable_text(tail.error)}")
+        silent = tail.seconds_since_last_byte
+        since = f" (last byte at {_clock(tail.last_byte_at)})" if is_known(tail.last_byte_at) else ""
+        lines.append(f"- Silent for: {number(silent, '{:.0f}', ' s') if is_known(silent) else number(silent)}{since}")
+        lines.append(f"- Size: {size(tail.size_bytes)}")
+        shown = tail.lines[-LOG_LINES:]
+        if shown or tail.partial:
+            lines += ["", "```"]
+            lines += [(f"[{x.level}] " if x.level != "info" else "") + x.text for x in shown]
+            if tail.partial:
+                lines.append(f"{tail.partial}   <- no newline yet")
+            lines.append("```")
+        lines.append("")
+    return lines[:-1]
+
+
+def _gpus(report: GpuReport) -> list[str]:
+    lines = ["## GPUs", ""]
+    if report.error is not None:
+        lines.append(f"No GPU figures: {unavailable_text(report.error)}")
+    if not report.devices:
+        if report.error is None:
+            lines.append(f"No GPU seen (source: {report.source}).")
+        return lines
+    lines.append(f"Source: {report.source}, driver {number(report.driver_version)}.")
+    lines.append("")
+    rows = [[
+        d.index, number(d.name), f"{size(d.memory_used_bytes)} / {size(d.memory_total_bytes)}",
+        number(d.utilization_gpu_percent, suffix=" %"), number(d.power_draw_w, "{:.0f}", " W"),
+        ", ".join(str(p.local_pid or p.pid) for p in d.processes) or "none",
+        "LOST" if d.lost else (unavailable_text(d.error) if d.error else ""),
+    ] for d in report.devices]
+    return lines + _table(["GPU", "Name", "Memory used / total", "Util", "Power", "PIDs", "Note"], rows)
+
+
+def _kernel(report: KernelReport) -> list[str]:
+    lines = ["## Kernel events", ""]
+    if report.error is not None:
+        lines.append(unavailable_text(report.error))
+    if report.events:
+        lines += [f"- {e.kind} PID {e.pid}: {e.text}" for e in report.events]
+    elif report.error is None:
+        lines.append("No OOM-kill or segfault line names a process of the target.")
+    return lines
+
+
+def _observations(snap: Snapshot) -> list[str]:
+    lines = ["## Observations", ""]
+    if not snap.observations:
+        return lines + ["None derived (the diagnosis engine found no fact to report)."]
+    return lines + [f"- {_clock(o.at)} [{o.source}] {o.text}" for o in snap.observations]
+
+
+def sorted_hypotheses(hypotheses: Sequence[Hypothesis]) -> list[Hypothesis]:
+    """Highest score first; on a tie, likely before ruled out."""
+    return sorted(hypotheses, key=lambda h: (-h.score, STATUS_ORDER.get(h.status, 9), h.id))
+
+
+def _hypotheses(snap: Snapshot) -> list[str]:
+    lines = ["## Hypotheses", ""]
+    if not snap.hypotheses:
+        return lines + ["None ranked yet."]
+    for i, h in enumerate(sorted_hypotheses(snap.hypotheses), 1):
+        lines.append(f"### {i}. {h.title} (`{h.id}`): {h.status}, score {h.score:.2f}")
+        lines += [f"- For: {x}" for x in h.for_] or ["- For: nothing yet"]
+        lines += [f"- Against: {x}" for x in h.against]
+        if h.next_check:
+            lines.append(f"- Next check: {h.next_check}")
+        lines.append("")
+    return lines[:-1]
+
+
+def _timeline(changelog: Sequence[str]) -> list[str]:
+    lines = ["## Timeline", ""]
+    return lines + ([f"- {c}" for c in changelog] if changelog else ["No hypothesis changed while watching."])
+
+
+def _stacks(capture: StackCapture) -> list[str]:
+    lines = ["## Stacks", "", f"Captured at {_clock(capture.taken_at)} from {len(capture.pids)} processes."]
+    lines += [f"- note: {n}" for n in capture.notes]
+    failed = [p for p in capture.processes if p.error is not None]
+    lines += [f"- PID {p.pid}: {unavailable_text(p.error)}" for p in failed if p.error is not None]
+    for g in capture.groups:
+        odd = f", odd one out (departs at `{g.departs_at}`)" if g.odd_one_out else ""
+        unchanged = f", unchanged for {duration(g.unchanged_for_s)}" if g.unchanged_for_s is not None else ""
+        lines += [
+            "",
+            f"### {len(g.members)} threads in PIDs {', '.join(map(str, g.pids))}: {g.wait_kind}"
+            + (f" in `{g.wait_frame}`" if g.wait_frame else "") + odd + unchanged,
+            "",
+            "```",
+        ]
+        lines += [f"{f.function} ({f.file}:{f.line})" if f.file else f.function for f in g.frames]
+        lines.append("```")
+    return lines
+
+
+# ---------------------------------------------------------------- the report
+def render_report_markdown(snapshots: Sequence[Snapshot], changelog: Sequence[str] = ()) -> str:
+    """The whole report for a timeline of snapshots (oldest first) and the engine's changelog."""
+    if not snapshots:
+        return "# triage report\n\nNo snapshot was taken.\n"
+    first, last = snapshots[0], snapshots[-1]
+    sections = [
+        _header(first, last), _processes(last), _memory(last), _ports(last.ports), _logs(last.logs),
+        _gpus(last.gpus), _kernel(last.kernel), _observations(last), _hypotheses(last), _timeline(changelog),
+    ]
+    if last.stacks is not None:
+        sections.append(_stacks(last.stacks))
+    troubled = [s for s in last.sources if s.status != "ok"]
+    if troubled:
+        sections.append(["## Sources", ""] + [f"- {s.name}: {s.status} {s.detail}".rstrip() for s in troubled])
+    return "\n\n".join("\n".join(section) for section in sections) + "\n"
+
