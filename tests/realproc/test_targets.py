@@ -1,0 +1,119 @@
+"""TARGET resolution against real trees: PID, name:REGEX and :PORT select the same tree."""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Any
+
+import pytest
+
+from triage_tui.collect.proc_table import read_proc_table
+from triage_tui.collect.targets import resolve_targets, tree_pids
+from triage_tui.host.base import TargetError
+
+from .trees import PORT_ARG_TREE, started
+
+
+def _tree(specs: list[str]) -> list[int]:
+    target = resolve_targets(specs)
+    return sorted(tree_pids(target, read_proc_table()))
+
+
+def test_pid_regex_and_listening_port_select_the_same_tree(incident_tree: dict[str, Any]) -> None:
+    launcher = incident_tree["launcher"]
+    by_pid = _tree([str(launcher)])
+    # workers renamed themselves: the tree still holds them, whatever they are called
+    assert set(incident_tree["workers"]) <= set(by_pid)
+    assert {incident_tree["busy"], incident_tree["zombie"], incident_tree["stopped"]} <= set(by_pid)
+    assert _tree([f"name:{incident_tree['tag']}"]) == by_pid
+    port_target = resolve_targets([f":{incident_tree['port']}"])
+    assert [r.pid for r in port_target.roots] == [launcher]  # the children hold the inode too: topmost wins
+    assert "listens" in port_target.roots[0].reason
+    assert sorted(tree_pids(port_target)) == by_pid
+
+
+def test_regex_matching_renamed_comm_finds_the_workers(incident_tree: dict[str, Any]) -> None:
+    target = resolve_targets(["name:^sched_tp"])
+    assert set(incident_tree["workers"]) <= {r.pid for r in target.roots}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_port_asked_for_on_the_command_line_selects_the_launcher() -> None:
+    port = _free_port()
+    for form in (["--port", str(port)], [f"--port={port}"]):
+        with started(PORT_ARG_TREE, "--model", "x", *form) as (_, info):
+            target = resolve_targets([f":{port}"])
+            assert [r.pid for r in target.roots] == [info["launcher"]]
+            assert "asks for --port" in target.roots[0].reason
+            assert sorted(tree_pids(target)) == sorted([info["launcher"], info["child"]])
+            assert sorted(tree_pids(resolve_targets([str(info["launcher"])]))) == sorted(tree_pids(target))
+
+
+def test_no_spec_with_port_resolves_the_port() -> None:
+    port = _free_port()
+    with started(PORT_ARG_TREE, f"--port={port}") as (_, info):
+        target = resolve_targets([], port=port)
+        assert [r.pid for r in target.roots] == [info["launcher"]]
+        assert not target.auto_picked
+
+
+def test_no_spec_picks_candidates_with_reasons(incident_tree: dict[str, Any]) -> None:
+    target = resolve_targets([], gpu_pids=[incident_tree["workers"][0]])
+    assert target.auto_picked
+    assert target.roots[0].pid == incident_tree["workers"][0]
+    assert target.roots[0].reason == "holds a GPU"
+    assert all(r.reason for r in target.roots)
+    me = os.getpid()
+    assert me not in {r.pid for r in target.roots}
+
+
+def test_own_process_and_ancestors_are_never_matched() -> None:
+    # pytest's own command line contains "pytest"; so do its parents' (shell), maybe
+    table = read_proc_table()
+    mine = {os.getpid(), *table.ancestors(os.getpid())}
+    try:
+        target = resolve_targets([f"name:{os.path.basename(__file__)}"])
+    except TargetError:
+        return  # nothing but us matched: correct
+    assert not mine & {r.pid for r in target.roots}
+
+
+def _dead_pid() -> int:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return pid
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("name:(unclosed", "does not compile"),
+    ("name:no-process-is-called-this-9f8e7d", "matches no process"),
+    ("name:", "empty regex"),
+    ("frobnicate", "malformed target"),
+    (":http", "must be a number"),
+    (":70000", "1-65535"),
+])
+def test_bad_specs_give_one_clear_line(spec: str, message: str) -> None:
+    with pytest.raises(TargetError) as caught:
+        resolve_targets([spec])
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_pid_that_does_not_exist() -> None:
+    pid = _dead_pid()
+    with pytest.raises(TargetError, match=f"no process with PID {pid}"):
+        resolve_targets([str(pid)])
+
+
+def test_port_nothing_listens_on_and_nobody_asks_for() -> None:
+    port = _free_port()
+    with pytest.raises(TargetError, match=f"nothing listens on port {port}"):
+        resolve_targets([f":{port}"])
