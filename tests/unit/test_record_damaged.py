@@ -43,7 +43,7 @@ def test_a_record_from_a_newer_schema_replays_what_it_can(tmp_path: Path) -> Non
     records[0]["schema_version"] += 1
     records[0]["future_header_field"] = {"x": 1}
     records[1]["full"]["gpu_history"] = [1, 2, 3]  # a field this version has no place for
-    records[1]["processes"][0]["row"]["cgroup_pressure"] = 0.5
+    records[1]["full"]["processes"][0]["cgroup_pressure"] = 0.5
     records[2]["set"]["power_budget"] = 7
     future = [{"kind": "gpu-history", "at": 1.0, "samples": [1, 2]}, {"kind": "gpu-history", "at": 2.0}]
     records = records[:2] + future + records[2:]

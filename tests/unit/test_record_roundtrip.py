@@ -107,7 +107,7 @@ def test_an_unchanged_snapshot_costs_far_less_than_the_first(tmp_path: Path) -> 
     assert second_cost * 50 < after_first, (second_cost, after_first)
     last = record_lines(path)[-1]
     assert last["set"] == {"taken_at": first.taken_at + 2.0}
-    assert "processes" not in last  # not even the unchanged PIDs: the whole table is the same
+    assert "seq" not in last  # not even the unchanged PIDs: the whole table is the same
 
 
 def test_a_changed_row_is_written_as_its_changed_fields(tmp_path: Path) -> None:
@@ -119,9 +119,9 @@ def test_a_changed_row_is_written_as_its_changed_fields(tmp_path: Path) -> None:
     recorder.write_snapshot(dataclasses.replace(first, processes=moved))
     recorder.close()
 
-    rows = record_lines(path)[-1]["processes"]
+    rows = record_lines(path)[-1]["seq"]["processes"]
     assert rows[0] == LAUNCHER  # unchanged rows are their PIDs
-    assert rows[1] == {"pid": WORKERS[0], "set": {"cpu_time_s": 99.5}}
+    assert rows[1] == {"key": WORKERS[0], "set": {"cpu_time_s": 99.5}}
     assert rows[2:] == [[WORKERS[1], 7]]  # a run of unchanged rows is its first PID and its length
 
 
@@ -156,3 +156,23 @@ def test_a_named_record_that_cannot_be_written_is_one_clear_error(tmp_path: Path
     with pytest.raises(RecordError, match="cannot record to"):
         recorder_from_args(argparse.Namespace(record=str(blocker / "r.jsonl"), no_record=False), "h")
     assert not os.path.exists(blocker / "r.jsonl")
+
+
+def test_hypotheses_and_observations_are_written_item_by_item(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    recorder = Recorder(path)
+    first = demo_snapshot(1)
+    hang, oom = first.hypotheses
+    later = dataclasses.replace(
+        first, taken_at=first.taken_at + 2.0,
+        hypotheses=(dataclasses.replace(hang, status="likely", score=0.9), oom),
+        observations=first.observations[1:],
+    )
+    recorder.write_snapshot(first)
+    recorder.write_snapshot(later)
+    recorder.close()
+
+    seq = record_lines(path)[-1]["seq"]
+    assert seq["hypotheses"] == [{"key": hang.id, "set": {"status": "likely", "score": 0.9}}, oom.id]
+    assert seq["observations"] == [first.observations[1].id]
+    assert read_record(path).snapshots == [first, later]
