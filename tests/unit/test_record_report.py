@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -113,11 +111,32 @@ def test_export_into_a_directory_that_cannot_be_written_raises_oserror(demo_reco
         export_markdown(incident, blocker)
 
 
-def test_replay_cli_without_the_app_says_so(demo_record: Path) -> None:
-    out = subprocess.run([sys.executable, "-m", "triage_tui", "replay", str(demo_record)],
-                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    # until the app lands `run_app`, replay says so in one line; once it has, the app cannot run
-    # without a terminal here, so this test only checks that no traceback escapes.
-    assert "Traceback" not in out.stderr
-    if out.returncode == 2:
-        assert "triage report --from" in out.stderr
+def test_replay_opens_the_app_on_the_recording(demo_record: Path, monkeypatch) -> None:
+    import argparse
+
+    from triage_tui.commands import app as app_face
+    from triage_tui.commands import replay as replay_face
+
+    opened: list = []
+
+    def fake_run_app(incident, **options):  # stands for the app: what would it be shown?
+        opened.append(([incident.tick() for _ in range(7)], options))
+        return 0
+
+    monkeypatch.setattr(app_face, "run_app", fake_run_app, raising=False)
+    assert replay_face.run(argparse.Namespace(file=str(demo_record), theme="light")) == 0
+    shown, options = opened[0]
+    assert shown[:6] == read_record(demo_record).snapshots and shown[6] == shown[5]
+    assert options["theme"] == "light"
+
+
+def test_replay_without_the_app_says_so_in_one_line(demo_record: Path, monkeypatch, capsys) -> None:
+    import argparse
+
+    from triage_tui.commands import app as app_face
+    from triage_tui.commands import replay as replay_face
+
+    monkeypatch.delattr(app_face, "run_app", raising=False)
+    assert replay_face.run(argparse.Namespace(file=str(demo_record), theme="dark")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"triage report --from {demo_record}" in err

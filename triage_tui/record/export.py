@@ -42,7 +42,7 @@ def export_markdown(incident: Any, directory: os.PathLike[str] | str = ".") -> s
         path = directory / f"triage-report-{safe_host}-{stamp}-{n}.md"
         n += 1
     path.write_text(text, encoding="utf-8")
-    return str(path)
+    return os.path.abspath(path)  # the app says where it wrote: a full path, not "./…"
 
 
 def report_from_record(path: os.PathLike[str] | str, fmt: str = "md") -> str:
