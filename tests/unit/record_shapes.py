@@ -98,7 +98,7 @@ def demo_snapshot(tick: int, capture: Optional[StackCapture] = None) -> Snapshot
     lines = (LogLine("Loading safetensors checkpoint shards: 100% 64/64", T0 - 300.0),)
     if tick >= 2:
         lines += tuple(LogLine(f"heartbeat {k}", T0 + 2.0 * k, "warning") for k in range(2, tick + 1))
-    observations = (Observation("all-idle", "all 9 processes idle", "processes", at, {"idle_s": 2.0 * tick + 120}),)
+    observations = (Observation("all-idle", "all 9 processes idle", "processes", at, {"idle_s": 2 * tick + 120}),)
     if tick > 0:
         observations += (Observation("rss-illusion", "RSS sum far above RAM: shared pages", "memory", at,
                                      {"rss_sum": 8 * WORKER_RSS, "pss_sum": 8 * WORKER_PSS}),)

@@ -176,3 +176,13 @@ def test_hypotheses_and_observations_are_written_item_by_item(tmp_path: Path) ->
     assert seq["hypotheses"] == [{"key": hang.id, "set": {"status": "likely", "score": 0.9}}, oom.id]
     assert seq["observations"] == [first.observations[1].id]
     assert read_record(path).snapshots == [first, later]
+
+
+def test_figures_keep_their_type_through_the_record(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    recorder = Recorder(path)
+    snapshot = demo_snapshot(2)
+    recorder.write_snapshot(snapshot)
+    recorder.close()
+    figures = read_record(path).snapshots[0].observations[0].figures
+    assert figures == {"idle_s": 124} and type(figures["idle_s"]) is int  # not 124.0 in a replayed report
