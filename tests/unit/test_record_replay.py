@@ -69,3 +69,10 @@ def test_an_empty_recording_ticks_without_crashing() -> None:
     snapshot = incident.tick()
     assert isinstance(snapshot, Snapshot) and snapshot.target.specs == ("1",)
     assert incident.capture_stacks().notes == (NO_LIVE_CAPTURE,)
+
+
+def test_preload_puts_the_first_moments_in_the_timeline(tmp_path: Path) -> None:
+    recording, snapshots, _, changes = _recorded(tmp_path)
+    incident = ReplayIncident(recording, preload=4)
+    assert incident.timeline == snapshots[:4] and incident.changelog == [line for _, line in changes]
+    assert ReplayIncident(recording, preload=99).timeline == snapshots

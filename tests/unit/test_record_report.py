@@ -120,14 +120,14 @@ def test_replay_opens_the_app_on_the_recording(demo_record: Path, monkeypatch) -
     opened: list = []
 
     def fake_run_app(incident, **options):  # stands for the app: what would it be shown?
-        opened.append(([incident.tick() for _ in range(7)], options))
+        opened.append((list(incident.timeline), options))
         return 0
 
     monkeypatch.setattr(app_face, "run_app", fake_run_app, raising=False)
     assert replay_face.run(argparse.Namespace(file=str(demo_record), theme="light")) == 0
     shown, options = opened[0]
-    assert shown[:6] == read_record(demo_record).snapshots and shown[6] == shown[5]
-    assert options["theme"] == "light"
+    assert shown == read_record(demo_record).snapshots  # every moment, to step through
+    assert options["theme"] == "light" and options["live"] is False and options["interval"] == 2.0
 
 
 def test_replay_without_the_app_says_so_in_one_line(demo_record: Path, monkeypatch, capsys) -> None:

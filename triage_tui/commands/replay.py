@@ -27,4 +27,8 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         return fail("the interactive app is not available in this build; "
                     f"try `triage report --from {args.file}`")
-    return int(run_app(ReplayIncident(recording), theme=getattr(args, "theme", "dark")) or 0)
+    # The whole recording is in the timeline from the start and nothing ticks (live=False): the app
+    # opens on the last moment recorded, and [ ] { } End step through the moments before it.
+    incident = ReplayIncident(recording, preload=len(recording.snapshots))
+    interval = incident.options.interval_s
+    return int(run_app(incident, interval=interval, theme=getattr(args, "theme", "dark"), live=False) or 0)

@@ -34,7 +34,9 @@ class ReplayIncident:
 
     replay = True  # the app may show "replay" in its banner
 
-    def __init__(self, recording: Recording) -> None:
+    def __init__(self, recording: Recording, preload: int = 0) -> None:
+        """`preload`: how many recorded snapshots are in the timeline from the start (the app opened
+        with live=False shows the timeline as it is and steps through it with [ ] { } End)."""
         self.recording = recording
         self.host = ReplayHost(f"{recording.host or 'unknown host'} (replay)")
         first = recording.snapshots[0] if recording.snapshots else None
@@ -48,6 +50,8 @@ class ReplayIncident:
         self.listeners: list[Callable[[str, Any], None]] = []
         self._next = 0  # index of the next recorded snapshot
         self._next_change = 0
+        for _ in range(min(preload, len(recording.snapshots))):
+            self.tick()
 
     @property
     def latest(self) -> Optional[Snapshot]:
