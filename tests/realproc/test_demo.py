@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -118,3 +119,19 @@ def test_demo_is_cleaned_up_however_its_parent_ends(sig: int) -> None:
             parent.kill()
         parent.wait()
         parent.stdout.close()
+
+
+def test_stacks_show_one_rank_departing_from_the_barrier(demo: DemoInfo) -> None:
+    """What the demo is for: py-spy finds N-1 ranks in the barrier and one in init_drafter."""
+    beside = Path(sys.executable).parent / "py-spy"
+    py_spy = str(beside) if beside.exists() else shutil.which("py-spy")
+    assert py_spy, "py-spy is a runtime dependency of triage: pip install py-spy"
+    dumps = {}
+    for pid in demo.worker_pids:
+        result = subprocess.run([py_spy, "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        dumps[pid] = result.stdout
+    in_barrier = [pid for pid, text in dumps.items() if "all_reduce" in text and "barrier" in text]
+    odd = [pid for pid, text in dumps.items() if "init_drafter" in text]
+    assert odd == [demo.odd_pid]
+    assert sorted(in_barrier) == sorted(p for p in demo.worker_pids if p != demo.odd_pid)

@@ -163,3 +163,29 @@ def test_ring_is_bounded(tmp_path: Path) -> None:
     log.write_bytes(b"".join(b"%d\n" % i for i in range(500)))
     lines = texts(LogFollower(str(log), max_lines=20))
     assert len(lines) == 20 and lines[-1] == "499"
+
+
+def test_a_flood_is_skipped_ahead_with_a_marker(tmp_path: Path) -> None:
+    log = tmp_path / "flood.log"
+    log.write_bytes(b"first\n")
+    follower = LogFollower(str(log), max_read_bytes=1000)
+    follower.poll()
+    append(log, b"".join(b"line %05d\n" % i for i in range(1000)))
+    lines = texts(follower)
+    assert any(t.startswith("[triage: skipped ") for t in lines)
+    assert lines[-1] == "line 00999"
+
+
+def test_mid_rotation_keeps_the_old_lines_and_says_the_file_is_gone(tmp_path: Path) -> None:
+    log = tmp_path / "m.log"
+    log.write_bytes(b"before\n")
+    follower = LogFollower(str(log))
+    follower.poll()
+    append(log, b"last words\n")
+    os.rename(log, tmp_path / "m.log.1")
+    tail = follower.poll()
+    assert [x.text for x in tail.lines] == ["before", "last words"]
+    assert tail.error is not None and "no such file" in tail.error.reason
+    log.write_bytes(b"reborn\n")
+    tail = follower.poll()
+    assert tail.error is None and [x.text for x in tail.lines][-1] == "reborn"

@@ -27,7 +27,8 @@ START_BYTES = 64 * 1024  # on first open, read at most this much from the end
 MAX_LINES = 200  # ring of recent lines kept per file
 MAX_LINE_BYTES = 4096  # longer lines are cut, with a marker saying how much
 MAX_READ_BYTES = 4 * 1024 * 1024  # per poll: a log that floods is skipped ahead, with a marker
-MAX_DISCOVERED = 16  # stdout/stderr files followed per target
+MAX_DISCOVERED = 16  # stdout/stderr files discovered per tick
+MAX_FOLLOWED = 32  # files followed for the life of an incident (a tree that churns logs stays bounded)
 
 # (pattern, level), first match wins. Tracebacks are also tracked across lines (see _Classifier).
 LEVEL_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
@@ -95,12 +96,12 @@ def _decode(raw: bytes) -> str:
 def unreadable_reason(exc: OSError, path: str) -> Unavailable:
     """A reason and a hint a person can act on, for a log that cannot be read."""
     if isinstance(exc, FileNotFoundError):
-        return Unavailable(f"no such file: {path}", "check the path; `ls -l /proc/PID/fd/1` shows where stdout goes")
+        return Unavailable("no such file", "check the path; `ls -l /proc/PID/fd/1` shows where stdout goes")
     if isinstance(exc, IsADirectoryError):
-        return Unavailable(f"is a directory: {path}", "give the log file inside it")
+        return Unavailable("is a directory", "give the log file inside it")
     if isinstance(exc, PermissionError):
-        return Unavailable(f"permission denied: {path}", "run triage as root or as the log's owner")
-    return Unavailable(f"cannot read {path}: {exc.strerror or exc}", "")
+        return Unavailable("permission denied", "run triage as root or as the log's owner")
+    return Unavailable(f"cannot read: {exc.strerror or exc}", "")
 
 
 def check_log_readable(path: str) -> Optional[Unavailable]:
@@ -108,7 +109,7 @@ def check_log_readable(path: str) -> Optional[Unavailable]:
     try:
         with open(path, "rb") as f:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                return Unavailable(f"not a regular file: {path}", "give a log file, not a pipe or device")
+                return Unavailable("not a regular file", "give a log file, not a pipe or device")
             f.read(1)
     except OSError as exc:
         return unreadable_reason(exc, path)
@@ -320,7 +321,7 @@ class LogsCollector:
             wanted += discover_log_paths(processes, self.proc_root)
         for path, source in wanted:
             key = os.path.abspath(path)
-            if key not in self._followers:
+            if key not in self._followers and (source == "--log" or len(self._followers) < MAX_FOLLOWED):
                 self._followers[key] = LogFollower(path, source=source, clock=self.clock)
         return tuple(follower.poll() for follower in self._followers.values())
 

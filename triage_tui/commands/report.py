@@ -1,11 +1,114 @@
-"""`triage report`: not built yet (issue #2)."""
+"""`triage report`: watch the target for a while and print what was seen (Markdown or JSON).
+
+The non-interactive face of the same Incident the app drives: resolve the target, tick every
+interval for --duration seconds (at least twice, so CPU % and deltas exist), then render the
+timeline. The JSON is the last snapshot with hypotheses sorted by score (docs/report-schema.md).
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import sys
+import time
+from typing import Optional, TextIO
 
+from ..collect.logs import LogsCollector, check_log_readable
+from ..host.base import CollectOptions, Host, TargetError
+from ..incident import Incident
+from ..model.codec import to_json
+from ..model.snapshot import Snapshot
+from ..render.markdown import render_report_markdown, sorted_hypotheses
 from . import fail
+
+PSS_EXTRA_TICKS = 3  # at most this many extra ticks waiting for the off-thread PSS reads to land
+PSS_WAIT_S = 5.0
+
+
+def port_of(args: argparse.Namespace) -> Optional[int]:
+    """--port, else the N of the first :N target: that port is probed."""
+    if getattr(args, "port", None):
+        return int(args.port)
+    for spec in getattr(args, "targets", ()) or ():
+        text = spec.strip()
+        if text.startswith(":") and text[1:].isdigit():
+            return int(text[1:])
+    return None
+
+
+def _pss_missing(snapshot: Snapshot) -> bool:
+    memory = snapshot.memory.target
+    return memory.pss_covered < memory.processes
+
+
+def watch(incident: Incident, duration_s: float, interval_s: float) -> Snapshot:
+    """Tick at 0, every interval, and at `duration_s`; then, bounded, until PSS covers the tree."""
+    start = time.monotonic()
+    last = incident.tick()
+    k = 1
+    while True:
+        due = min(k * interval_s, duration_s)
+        time.sleep(max(0.0, start + due - time.monotonic()))
+        last = incident.tick()
+        if due >= duration_s:
+            break
+        k += 1
+    wait = getattr(incident.host, "wait_for_budgeted_reads", None)
+    for _ in range(PSS_EXTRA_TICKS):
+        if not _pss_missing(last) or wait is None:
+            break
+        wait(PSS_WAIT_S)  # smaps_rollup runs off-thread: let this tick's reads finish, then pick them up
+        last = incident.tick()
+    return last
+
+
+def report_json(snapshot: Snapshot) -> str:
+    ranked = dataclasses.replace(snapshot, hypotheses=tuple(sorted_hypotheses(snapshot.hypotheses)))
+    return to_json(ranked, indent=2)
+
+
+def make_host(args: argparse.Namespace) -> Host:
+    """The host to watch: this machine (the ssh part adds --ssh)."""
+    from ..host.local import LocalHost
+
+    return LocalHost(logs=LogsCollector())
+
+
+def run_report(
+    args: argparse.Namespace, targets: list[str], logs: list[str], port: Optional[int], out: Optional[TextIO] = None,
+) -> int:
+    """Shared by `triage report` and `triage demo --report`."""
+    out = out if out is not None else sys.stdout
+    for path in logs:
+        problem = check_log_readable(path)
+        if problem is not None:
+            return fail(f"cannot read --log {path}: {problem.reason}" + (f" ({problem.hint})" if problem.hint else ""))
+    host = make_host(args)
+    try:
+        try:
+            target = host.resolve(targets, port=port)
+        except TargetError as exc:
+            return fail(str(exc))
+        options = CollectOptions(
+            logs=tuple(logs), port=port, interval_s=args.interval, smaps_budget_ms=args.smaps_budget_ms,
+        )
+        incident = Incident(host, target, options)
+        if sys.stderr.isatty():
+            roots = ", ".join(f"PID {r.pid}" for r in target.roots) or "nothing"
+            print(f"triage: watching {roots} for {args.duration:g} s ...", file=sys.stderr)
+        last = watch(incident, args.duration, args.interval)
+        if args.format == "json":
+            print(report_json(last), file=out)
+        else:
+            print(render_report_markdown(incident.timeline, incident.changelog), end="", file=out)
+        return 0
+    finally:
+        host.close()
 
 
 def run(args: argparse.Namespace) -> int:
-    return fail("`triage report` is not available yet (issue #2); try `triage report`")
+    if getattr(args, "from_file", None):
+        return fail("`report --from FILE` needs the incident record, which is not built yet (issue #8)")
+    if getattr(args, "ssh", None):
+        return fail("--ssh is not available yet (issue #7); run triage on the node")
+    return run_report(args, list(args.targets), list(args.log), port_of(args))
