@@ -66,13 +66,21 @@ def test_report_from_a_cut_record_says_what_was_skipped(demo_record: Path) -> No
     assert "## Record" in text and "cut mid-write" in text
 
 
-def test_report_from_a_record_as_json(demo_record: Path) -> None:
-    data = json.loads(report_from_record(demo_record, "json"))
-    assert data["snapshots"] == 6
-    assert data["header"]["host"] == "gpu-node-7"
-    assert [h["status"] for h in data["last"]["hypotheses"]] == ["likely", "ruled out"]
-    assert data["stack_captures"][0]["groups"][1]["odd_one_out"] is True
-    assert data["changelog"][-1]["text"].endswith("possible → likely")
+def test_report_from_a_record_as_json_is_the_live_report_schema(demo_record: Path) -> None:
+    warnings: list[str] = []
+    data = json.loads(report_from_record(demo_record, "json", warn=warnings.append))
+    last = read_record(demo_record).snapshots[-1]
+    assert data["host"] == "gpu-node-7" and data["taken_at"] == last.taken_at
+    assert [h["status"] for h in data["hypotheses"]] == ["likely", "ruled out"]  # by score, as live
+    assert data["stacks"]["groups"][1]["odd_one_out"] is True
+    assert warnings == []
+
+
+def test_report_json_from_a_cut_record_warns(demo_record: Path) -> None:
+    demo_record.write_bytes(demo_record.read_bytes()[:-40])
+    warnings: list[str] = []
+    json.loads(report_from_record(demo_record, "json", warn=warnings.append))
+    assert len(warnings) == 1 and "cut mid-write" in warnings[0]
 
 
 def test_report_from_garbage_is_one_clear_error(tmp_path: Path) -> None:

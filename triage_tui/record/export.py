@@ -6,17 +6,25 @@ only feeds it the incident so far, or a recording, and writes the file.
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
 import re
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
-from ..model.codec import to_data
+from ..model.codec import to_json
 from ..model.snapshot import Snapshot
 from .reader import read_record
+from .recorder import RecordError
+
+
+def sorted_hypotheses(hypotheses: Sequence[Any]) -> list[Any]:
+    from ..render.markdown import sorted_hypotheses as by_score  # the live report's order
+
+    return by_score(hypotheses)
 
 
 def _render_markdown(snapshots: Sequence[Snapshot], changelog: Sequence[str]) -> str:
@@ -45,27 +53,30 @@ def export_markdown(incident: Any, directory: os.PathLike[str] | str = ".") -> s
     return os.path.abspath(path)  # the app says where it wrote: a full path, not "./…"
 
 
-def report_from_record(path: os.PathLike[str] | str, fmt: str = "md") -> str:
+def report_from_record(
+    path: os.PathLike[str] | str, fmt: str = "md", warn: Optional[Callable[[str], None]] = None
+) -> str:
     """`triage report --from FILE --format md|json`: the report of a recorded incident.
 
-    Raises RecordError for a file that cannot be read or is not a record. What the reader had to
-    skip is part of the report, so the reader of the ticket knows the record was incomplete."""
+    The same report `triage report` prints live: Markdown over the whole recording, or the JSON of
+    docs/report-schema.md (the last snapshot, hypotheses by score). What the reader had to skip is
+    part of the Markdown (a "Record" section) and, for JSON, goes to `warn` (default: stderr), so
+    whoever reads the ticket knows the record was incomplete. Raises RecordError for a file that
+    cannot be read or is not a record."""
     recording = read_record(path)
     if fmt == "json":
-        last = recording.snapshots[-1] if recording.snapshots else None
-        return json.dumps({
-            "source": "record",
-            "record": str(path),
-            "header": recording.header,
-            "snapshots": len(recording.snapshots),
-            "first_at": recording.snapshots[0].taken_at if recording.snapshots else None,
-            "last": to_data(last) if last is not None else None,
-            "changelog": [{"at": at, "text": text} for at, text in recording.changes],
-            "stack_captures": [to_data(c) for c in recording.stacks],
-            "notes": [{"at": at, "text": text} for at, text in recording.notes],
-            "skipped": recording.skipped,
-        }, indent=2, allow_nan=False)
+        say = warn if warn is not None else _warn_on_stderr
+        for line in recording.skipped:
+            say(line)
+        if not recording.snapshots:
+            raise RecordError(f"{path} holds no snapshot to report on")
+        last = recording.snapshots[-1]
+        return to_json(dataclasses.replace(last, hypotheses=tuple(sorted_hypotheses(last.hypotheses))), indent=2)
     text = _render_markdown(recording.snapshots, recording.changelog)
     if recording.skipped:
         text = text.rstrip("\n") + "\n\n## Record\n\n" + "".join(f"- {line}\n" for line in recording.skipped)
     return text
+
+
+def _warn_on_stderr(line: str) -> None:
+    print(f"triage: warning: record: {line}", file=sys.stderr)
