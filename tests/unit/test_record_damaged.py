@@ -102,3 +102,26 @@ def test_replay_of_a_garbage_file_exits_2_with_one_line(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "not a triage record" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_odd_values_never_break_the_chain_of_deltas(tmp_path: Path) -> None:
+    import dataclasses
+
+    from record_shapes import demo_snapshot
+
+    path = tmp_path / "r.jsonl"
+    recorder = Recorder(path)
+    first = demo_snapshot(1)
+    nan = dataclasses.replace(first, taken_at=first.taken_at + 2, interval_s=float("nan"))
+    bad = dataclasses.replace(first, taken_at=first.taken_at + 4, host=b"bytes")  # type: ignore[arg-type]
+    after = dataclasses.replace(first, taken_at=first.taken_at + 6, interval_s=3.0)
+    for snapshot in (first, nan, bad, after):
+        recorder.write_snapshot(snapshot)
+    recorder.close()
+
+    recording = read_record(path)
+    read = recording.snapshots
+    assert read[0] == first and read[-1] == after and len(read) == 3
+    assert read[1].interval_s != read[1].interval_s  # NaN came back as NaN
+    assert any("was not written" in text for _, text in recording.notes)
+    assert (path.stat().st_mode & 0o777) == 0o600

@@ -75,7 +75,9 @@ class Recorder:
         self._encoder = SnapshotEncoder(keyframe_every=keyframe_every)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "a", encoding="utf-8")
+            # 0600: a record holds command lines and log lines, which may hold secrets
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            self._file = os.fdopen(fd, "a", encoding="utf-8")
             self.bytes_written = self._file.tell()
         except OSError as exc:
             raise RecordError(f"cannot record to {self.path}: {exc.strerror or exc}") from None
@@ -133,7 +135,11 @@ class Recorder:
         """Append one line and flush; False when it was not written (cap reached, or a write failed)."""
         try:
             line = json.dumps(record, separators=(",", ":"), allow_nan=False) + "\n"
-        except ValueError as exc:  # NaN or infinity in a figure: say so rather than write invalid JSON
+        except ValueError:  # a NaN or infinite figure: written as NaN/Infinity, which Python's json reads
+            line = json.dumps(record, separators=(",", ":")) + "\n"
+        except TypeError as exc:  # a value JSON cannot hold (a collector bug): say so, keep the chain sound
+            if record.get("kind") == "snapshot":
+                self._encoder.reset()  # the next snapshot is written whole: no delta against a lost one
             line = json.dumps({"kind": "note", "at": at, "text": f"a {record.get('kind')} record was not "
                                f"written: {exc}"}, separators=(",", ":")) + "\n"
         size = len(line.encode("utf-8"))

@@ -110,6 +110,10 @@ class SnapshotEncoder:
         self._since_keyframe = 0
         self.captures_written: dict[float, StackCapture] = {}
 
+    def reset(self) -> None:
+        """Write the next snapshot whole (the previous one did not reach the file)."""
+        self._prev = None
+
     def encode(self, snapshot: Snapshot) -> dict[str, Any]:
         prev = self._prev
         record: dict[str, Any] = {"kind": "snapshot", "at": snapshot.taken_at}
