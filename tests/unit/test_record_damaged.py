@@ -45,6 +45,7 @@ def test_a_record_from_a_newer_schema_replays_what_it_can(tmp_path: Path) -> Non
     records[1]["full"]["gpu_history"] = [1, 2, 3]  # a field this version has no place for
     records[1]["full"]["processes"][0]["cgroup_pressure"] = 0.5
     records[2]["set"]["power_budget"] = 7
+    records[2].setdefault("seq", {})["accelerators"] = [{"new": {"id": "x"}}]  # a keyed list we do not know
     future = [{"kind": "gpu-history", "at": 1.0, "samples": [1, 2]}, {"kind": "gpu-history", "at": 2.0}]
     records = records[:2] + future + records[2:]
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -58,6 +59,7 @@ def test_a_record_from_a_newer_schema_replays_what_it_can(tmp_path: Path) -> Non
     assert "Snapshot.gpu_history" in said
     assert "ProcessInfo.cgroup_pressure" in said
     assert "Snapshot.power_budget" in said
+    assert "Snapshot.accelerators" in said
 
 
 def test_a_broken_line_in_the_middle_skips_until_the_next_keyframe(tmp_path: Path) -> None:
@@ -125,3 +127,12 @@ def test_odd_values_never_break_the_chain_of_deltas(tmp_path: Path) -> None:
     assert read[1].interval_s != read[1].interval_s  # NaN came back as NaN
     assert any("was not written" in text for _, text in recording.notes)
     assert (path.stat().st_mode & 0o777) == 0o600
+
+
+def test_a_file_recorded_into_twice_reads_both_runs(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    first_run = _demo_record(path, ticks=3)
+    second_run = _demo_record(path, ticks=2)  # --record FILE again: appended after a second header
+    recording = read_record(path)
+    assert recording.snapshots == first_run + second_run
+    assert recording.skipped == []
