@@ -1,12 +1,23 @@
-"""The diagnosis engine: pure functions from snapshots (and stack captures) to hypotheses."""
+"""The diagnosis engine: pure functions from snapshots (and stack captures) to hypotheses.
+
+`DiagnosisEngine.update` is what the Incident loop calls each tick; `diagnose_once` runs the same
+rules over evidence built from pasted text (one look, no history).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import time
+from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
 
 from ..model.snapshot import Hypothesis, Observation, Snapshot
 from ..model.stacks import StackCapture
+from .hypotheses import evaluate
+from .observations import Thresholds, observe_snapshots
+from .stack_observations import stack_observations
 
 
 @dataclass(frozen=True)
@@ -16,8 +27,64 @@ class Diagnosis:
     changes: tuple[str, ...] = ()  # changelog lines this update added
 
 
+def clock(at: float) -> str:
+    """The time of day a changelog line starts with (local time, like the rest of the screen)."""
+    return time.strftime("%H:%M:%S", time.localtime(at))
+
+
 class DiagnosisEngine:
-    """Keeps the history it needs and updates incrementally, one snapshot at a time."""
+    """Keeps the history it needs and updates incrementally, one snapshot at a time.
+
+    History is bounded by count and by age: the longest rule looks back `window_s` seconds.
+    """
+
+    def __init__(self, thresholds: Thresholds = Thresholds(), window_s: float = 900.0, max_history: int = 300) -> None:
+        self.thresholds = thresholds
+        self.window_s = window_s
+        self.history: deque[Snapshot] = deque(maxlen=max_history)
+        self.changelog: list[str] = []
+        self._status: dict[str, str] = {}
+        self._stacks: Optional[StackCapture] = None
+        self._previous_stacks: Optional[StackCapture] = None
 
     def update(self, snapshot: Snapshot, stacks: Optional[StackCapture] = None) -> Diagnosis:
-        return Diagnosis()
+        self.history.append(snapshot)
+        while len(self.history) > 1 and snapshot.taken_at - self.history[0].taken_at > self.window_s:
+            self.history.popleft()
+        if stacks is not None and stacks is not self._stacks:
+            if self._stacks is None or stacks.taken_at > self._stacks.taken_at:
+                self._previous_stacks, self._stacks = self._stacks, stacks
+        observations = observe(list(self.history), self._stacks, self.thresholds, self._previous_stacks)
+        hypotheses = evaluate(observations)
+        changes = tuple(self._changes(snapshot.taken_at, hypotheses))
+        self.changelog.extend(changes)
+        return Diagnosis(tuple(observations), hypotheses, changes)
+
+    def _changes(self, at: float, hypotheses: Sequence[Hypothesis]) -> list[str]:
+        """One line per hypothesis whose status moved: `12:01:07 deadlock possible → likely: why`."""
+        out = []
+        for h in hypotheses:
+            before = self._status.get(h.id)
+            self._status[h.id] = h.status
+            if before == h.status or (before is None and h.status == "unlikely"):
+                continue
+            why = h.against[0] if h.status == "ruled out" and h.against else "; ".join(h.for_[:2]) or "no evidence left"
+            arrow = f"{before} → {h.status}" if before else f"→ {h.status}"
+            out.append(f"{clock(at)} {h.id} {arrow}: {why}")
+        return out
+
+
+def observe(history: Sequence[Snapshot], stacks: Optional[StackCapture] = None,
+            thresholds: Thresholds = Thresholds(), previous_stacks: Optional[StackCapture] = None) -> list[Observation]:
+    """All observations: the snapshots' history plus the latest stack capture."""
+    out = observe_snapshots(history, thresholds)
+    if stacks is not None:
+        out += stack_observations(stacks, history[-1] if history else None, previous_stacks)
+    return out
+
+
+def diagnose_once(snapshot: Snapshot, stacks: Optional[StackCapture] = None,
+                  thresholds: Thresholds = Thresholds()) -> Diagnosis:
+    """The same rules over one look (pasted text): no growth can be seen, only states and figures."""
+    observations = observe([snapshot], stacks, dataclasses.replace(thresholds, one_look=True))
+    return Diagnosis(tuple(observations), evaluate(observations), ())

@@ -18,6 +18,7 @@ class Frame:
     module: str = ""
     native: bool = False
     locals: dict[str, str] = field(default_factory=dict)
+    code: str = ""  # the source line, read where the capture ran (what the frame is doing, as in a traceback)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class ProcessStacks:
     duration_ms: float = 0.0
     error: Optional[Unavailable] = None
     resumed: bool = False  # triage sent SIGCONT: the capture had left it stopped
+    ppid: int = 0  # its parent: the launcher of a set of ranks is not one of the ranks
 
 
 @dataclass(frozen=True)

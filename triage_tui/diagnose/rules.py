@@ -1,0 +1,237 @@
+"""The rules, as data: which observations count for, against, or rule out each hypothesis.
+
+Each row's condition is a small expression over observation ids: `a & b & !c` means a and b were
+observed and c was not. `evaluate` in hypotheses.py reads these tables; no rule lives in code.
+Weights add up to a score clipped to 0..1 (likely ≥ 0.6, possible ≥ 0.3, else unlikely); a
+rule-out row that fires sets the status to "ruled out" with its reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One hypothesis of the vocabulary."""
+
+    id: str
+    title: str
+    kind: str = "cause"  # cause | finding (findings are listed after the causes)
+    needs: str = ""  # condition without which the score is capped at NEEDS_CAP
+    needs_text: str = ""  # the "against" line when `needs` does not hold
+    titles: tuple[tuple[str, str], ...] = ()  # (condition, title template with {figures})
+    next_checks: tuple[tuple[str, str], ...] = ()  # (condition or "", text): first that holds wins
+
+
+@dataclass(frozen=True)
+class Row:
+    hypothesis: str
+    when: str  # condition over observation ids
+    weight: float  # > 0 for, < 0 against
+    note: str = ""  # why it counts, appended to the observation text
+
+
+@dataclass(frozen=True)
+class RuleOut:
+    hypothesis: str
+    when: str
+    reason: str  # leads the observation texts of `when` and `cite`
+    cite: tuple[str, ...] = ()  # further observation ids whose text joins the reason when present
+
+
+NEEDS_CAP = 0.2
+
+CATALOGUE: tuple[Spec, ...] = (
+    Spec("wait-for-missing-rank", "A wait for a rank that never arrived (the others sleep in a collective or IPC wait)",
+         needs="several-processes | stacks-odd-rank", needs_text="a single process: no ranks to wait for",
+         titles=(("stacks-odd-rank", "A wait for the missing rank: PID {pid} never reached the wait ({kind} at {frame})"),),
+         next_checks=(("stacks-odd-rank", "py-spy dump --native the odd rank PID {pid} and read its frame: S on it"),
+                      ("", "capture stacks of all {processes} processes at once, grouped, and look for the rank that "
+                           "differs: S (or --auto-stacks)"))),
+    Spec("collective-hang", "Every rank stuck inside the same collective (transport / NCCL, not app logic)",
+         needs="several-processes | stacks-same-collective", needs_text="a single process: no collective",
+         next_checks=(("stacks-same-collective", "rerun with NCCL_DEBUG=INFO; check P2P/ACS/IOMMU (nvidia-smi topo -m); "
+                       "try NCCL_P2P_DISABLE=1"),
+                      ("", "capture stacks of all ranks: S — every rank in one collective means the transport"))),
+    Spec("collective-mismatch", "Ranks in different collectives (one skipped or reordered a collective)",
+         needs="several-processes | stacks-different-collectives", needs_text="a single process: no collective",
+         next_checks=(("", "capture stacks of all ranks (S) and compare the collective each is in; does it hang at the "
+                           "same step every run?"),)),
+    Spec("deadlock", "Threads deadlocked on locks",
+         next_checks=(("stacks-lock-wait", "py-spy dump --locals the threads on locks: which lock does each hold?"),
+                      ("", "capture stacks of every thread: S — look for threads in acquire()"))),
+    Spec("crashed-worker", "A worker crashed and the others wait for it",
+         next_checks=(("", "read the dead worker's last log lines and exit code; dmesg -T | grep -i -E 'segfault|killed'"),)),
+    Spec("oom", "Real memory pressure (the OOM killer, a full cgroup)",
+         next_checks=(("", "check the kernel log for OOM kills: dmesg -T | grep -i -E 'oom|killed process'; "
+                           "watch MemAvailable and the cgroup's memory.max"),)),
+    Spec("still-loading", "Still loading (weights or startup still in progress)",
+         next_checks=(("", "watch the log and the read-bytes column for another minute; compare with the usual load time"),)),
+    Spec("compiling", "Compiling (JIT / kernel build / autotune): slow, not stuck",
+         next_checks=(("", "watch the compiler children's CPU time grow: ps -o pid,time,cmd --ppid PID"),)),
+    Spec("gpu-hang", "A wedged GPU kernel (the device spins, the host waits on it)",
+         next_checks=(("", "nvidia-smi -q -d PERFORMANCE,CLOCK; dmesg for Xid errors; py-spy dump --native the rank "
+                           "in synchronize: S"),)),
+    Spec("io-blocked", "Blocked on I/O (D state, page faults on a network filesystem)",
+         next_checks=(("", "cat /proc/PID/stack and /proc/PID/wchan; where do the weights live? (df -T, mount | grep nfs)"),)),
+    Spec("network-wait", "Waiting at rendezvous (TCPStore / connect to the master)",
+         next_checks=(("", "is the master address/port right and answering? ss -tlnp | grep MASTER_PORT; IPv4 vs IPv6; "
+                           "hostnames"),)),
+    Spec("stopped", "Stopped (SIGSTOP, a debugger, or a profiler that left it stopped)",
+         titles=(("stopped-process", "Stopped: PID {pid_stopped} is in state T"),),
+         next_checks=(("", "find who stopped it (a debugger? a dead py-spy?), then kill -CONT PID — triage sends no "
+                           "signals"),)),
+    Spec("busy-loop", "A busy loop (CPU burning without progress)",
+         next_checks=(("", "py-spy dump the busy PID twice and compare, or py-spy top --pid PID"),)),
+    Spec("cpu-starved", "Starved of CPU (runnable, not running)",
+         next_checks=(("", "uptime; top; the cgroup's cpu.max: who takes the CPU?"),)),
+    Spec("healthy", "Healthy (answering and making progress)",
+         next_checks=(("", "send a real request and time it: curl -sS -m 10 http://HOST:PORT/..."),)),
+    Spec("rss-illusion", "RSS overstates memory: the pages are shared (the RSS illusion)", kind="finding",
+         needs="rss-illusion", needs_text="RSS and PSS agree (or PSS not read yet)",
+         next_checks=(("", "read PSS/USS (smaps_rollup) instead of summing RSS; compare with free's used/available"),)),
+)
+
+ROWS: tuple[Row, ...] = (
+    # wait-for-missing-rank
+    Row("wait-for-missing-rank", "all-idle", 0.25, "everyone waits"),
+    Row("wait-for-missing-rank", "log-silent-after-load", 0.15),
+    Row("wait-for-missing-rank", "port-refused", 0.1),
+    Row("wait-for-missing-rank", "gpu-loaded-idle", 0.1),
+    Row("wait-for-missing-rank", "workers-present", 0.05),
+    Row("wait-for-missing-rank", "stacks-odd-rank", 0.45, "that rank names the cause"),
+    Row("wait-for-missing-rank", "one-busy-others-idle", 0.2, "the busy one is late"),
+    Row("wait-for-missing-rank", "log-barrier-timeout", 0.15, "a waiter gave up: the slow one is elsewhere"),
+    Row("wait-for-missing-rank", "log-nccl-timeout", 0.1),
+    Row("wait-for-missing-rank", "log-shm-broadcast", 0.1),
+    Row("wait-for-missing-rank", "stacks-same-collective & !stacks-odd-rank", -0.35, "no rank is elsewhere"),
+    Row("wait-for-missing-rank", "stacks-lock-wait", -0.3),
+    Row("wait-for-missing-rank", "stacks-rendezvous", -0.3),
+    Row("wait-for-missing-rank", "stacks-different-collectives", -0.2),
+    Row("wait-for-missing-rank", "port-accepting", -0.4),
+    Row("wait-for-missing-rank", "log-progress", -0.3),
+    Row("wait-for-missing-rank", "worker-exited", -0.2, "the missing rank is dead, not late"),
+    Row("wait-for-missing-rank", "zombie", -0.2),
+    Row("wait-for-missing-rank", "stopped-process", -0.3),
+    Row("wait-for-missing-rank", "compiler-running", -0.3),
+    # collective-hang
+    Row("collective-hang", "stacks-same-collective", 0.6),
+    Row("collective-hang", "stacks-unchanged", 0.1),
+    Row("collective-hang", "gpu-spin", 0.2, "NCCL spin-waits on the GPU"),
+    Row("collective-hang", "log-nccl-timeout", 0.2),
+    Row("collective-hang", "all-idle", 0.1),
+    Row("collective-hang", "gpu-loaded-idle", 0.05),
+    Row("collective-hang", "stacks-odd-rank", -0.3, "one rank is elsewhere"),
+    Row("collective-hang", "stacks-different-collectives", -0.4),
+    Row("collective-hang", "stacks-lock-wait", -0.2),
+    Row("collective-hang", "port-accepting", -0.4),
+    # collective-mismatch
+    Row("collective-mismatch", "stacks-different-collectives", 0.7),
+    Row("collective-mismatch", "log-nccl-timeout", 0.1),
+    Row("collective-mismatch", "all-idle", 0.1),
+    Row("collective-mismatch", "stacks-same-collective", -0.4),
+    # deadlock
+    Row("deadlock", "stacks-lock-wait", 0.6),
+    Row("deadlock", "stacks-one-lock-wait", 0.2),
+    Row("deadlock", "all-idle", 0.2),
+    Row("deadlock", "stacks-unchanged", 0.1),
+    Row("deadlock", "stacks-no-lock", -0.3),
+    Row("deadlock", "busy-process", -0.2),
+    Row("deadlock", "port-accepting", -0.2),
+    Row("deadlock", "log-active", -0.2),
+    Row("deadlock", "stacks-same-collective", -0.2),
+    # crashed-worker
+    Row("crashed-worker", "worker-exited", 0.6),
+    Row("crashed-worker", "zombie", 0.6, "a worker died and was not reaped"),
+    Row("crashed-worker", "workers-missing", 0.35),
+    Row("crashed-worker", "segfault", 0.4),
+    Row("crashed-worker", "log-traceback", 0.15),
+    Row("crashed-worker", "oom-kill", -0.15, "the OOM killer explains the death"),
+    # oom
+    Row("oom", "oom-kill", 0.8),
+    Row("oom", "memory-low", 0.4),
+    Row("oom", "cgroup-at-limit", 0.4),
+    Row("oom", "worker-sigkilled", 0.3, "SIGKILL is usually the OOM killer"),
+    Row("oom", "log-killed", 0.2),
+    Row("oom", "log-cuda-oom", 0.3, "GPU memory, not host memory"),
+    Row("oom", "anon-growing", 0.2),
+    Row("oom", "memory-ample", -0.3),
+    Row("oom", "no-oom-kill", -0.1),
+    # still-loading
+    Row("still-loading", "log-progress", 0.5),
+    Row("still-loading", "io-reading", 0.3),
+    Row("still-loading", "stacks-file-io", 0.3),
+    Row("still-loading", "log-active", 0.1),
+    Row("still-loading", "d-state-faults", 0.1),
+    Row("still-loading", "all-idle", -0.4, "loading uses CPU or I/O"),
+    Row("still-loading", "log-silent-after-load", -0.3),
+    Row("still-loading", "log-silent", -0.1),
+    Row("still-loading", "port-accepting", -0.3),
+    # compiling
+    Row("compiling", "compiler-running", 0.6),
+    Row("compiling", "stacks-compile", 0.5),
+    Row("compiling", "stacks-odd-compile", 0.2),
+    Row("compiling", "log-shm-broadcast & !all-idle", 0.1, "the warning also fires during long compiles"),
+    Row("compiling", "all-idle", -0.3, "a real compile burns CPU"),
+    # gpu-hang
+    Row("gpu-hang", "gpu-spin", 0.5),
+    Row("gpu-hang", "stacks-device-sync", 0.3),
+    Row("gpu-hang", "stacks-odd-device-sync", 0.3),
+    Row("gpu-hang", "gpu-loaded-idle", -0.3, "0 % means the GPUs wait for the host"),
+    Row("gpu-hang", "gpu-computing", -0.2),
+    # io-blocked
+    Row("io-blocked", "d-state-faults", 0.7),
+    Row("io-blocked", "d-state", 0.4),
+    Row("io-blocked", "stacks-file-io", 0.15),
+    # network-wait
+    Row("network-wait", "stacks-rendezvous", 0.6),
+    Row("network-wait", "log-rendezvous", 0.3),
+    Row("network-wait", "all-idle", 0.1),
+    Row("network-wait", "log-silent-after-load", -0.2, "weights loaded: rendezvous was passed"),
+    Row("network-wait", "gpu-loaded-idle", -0.1),
+    Row("network-wait", "stacks-same-collective", -0.3),
+    # stopped
+    Row("stopped", "stopped-process", 0.95),
+    # busy-loop
+    Row("busy-loop", "busy-process", 0.45),
+    Row("busy-loop", "stacks-running", 0.25),
+    Row("busy-loop", "log-silent", 0.1),
+    Row("busy-loop", "compiler-running", -0.4, "the CPU goes to a compile"),
+    Row("busy-loop", "stacks-compile", -0.3),
+    Row("busy-loop", "log-progress", -0.3),
+    Row("busy-loop", "io-reading", -0.2),
+    Row("busy-loop", "port-accepting", -0.2),
+    Row("busy-loop", "gpu-computing", -0.2),
+    Row("busy-loop", "gpu-spin", -0.3),
+    Row("busy-loop", "log-active", -0.15),
+    # cpu-starved
+    Row("cpu-starved", "runnable-starved", 0.6),
+    # healthy
+    Row("healthy", "port-accepting", 0.55),
+    Row("healthy", "log-active", 0.2),
+    Row("healthy", "all-alive", 0.1),
+    Row("healthy", "gpu-computing", 0.1),
+    Row("healthy", "worker-exited", -0.4),
+    Row("healthy", "zombie", -0.4),
+    Row("healthy", "stopped-process", -0.5),
+    Row("healthy", "log-traceback", -0.3),
+    Row("healthy", "log-nccl-timeout", -0.4),
+    Row("healthy", "log-silent", -0.1),
+    Row("healthy", "oom-kill", -0.4),
+    Row("healthy", "stacks-lock-wait", -0.3),
+    Row("healthy", "d-state-faults", -0.3),
+    Row("healthy", "busy-process & !port-accepting", -0.1),
+    # rss-illusion (finding)
+    Row("rss-illusion", "rss-illusion", 0.8),
+)
+
+RULE_OUTS: tuple[RuleOut, ...] = (
+    RuleOut("crashed-worker", "all-alive & !segfault", "not a crash"),
+    RuleOut("oom", "memory-ample & !oom-kill & !cgroup-at-limit & !worker-sigkilled & !log-killed & !log-cuda-oom",
+            "not an OOM", cite=("rss-illusion",)),
+    RuleOut("still-loading", "all-idle & log-silent & !io-reading & !log-progress", "not still loading: no CPU, no I/O, no log"),
+    RuleOut("stopped", "none-stopped", "nothing is stopped"),
+    RuleOut("healthy", "port-refused & !port-accepting", "not healthy: the port does not answer"),
+    RuleOut("busy-loop", "all-idle", "no busy loop: nothing uses CPU"),
+)

@@ -1,0 +1,144 @@
+"""Observations from stack captures: where each rank is, who is odd, who waits on what."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Optional
+
+from ..model.snapshot import Observation, Snapshot
+from ..model.stacks import StackCapture, StackGroup
+from .figures import fmt_s
+from .stack_reading import groups_of
+
+# wait kinds of a main thread that mean "this rank is somewhere specific", per observation id
+_KIND_OBS = {
+    "compile": ("stacks-compile", "compiling (JIT / autotune / build)"),
+    "device-sync": ("stacks-device-sync", "waiting on the GPU (device synchronize)"),
+    "file-io": ("stacks-file-io", "reading files"),
+    "running": ("stacks-running", "running Python code"),
+    "rendezvous": ("stacks-rendezvous", "waiting at rendezvous (TCPStore / connect)"),
+    "subprocess": ("stacks-subprocess", "waiting for a child process"),
+}
+
+
+def _obs(oid: str, text: str, at: float, pids: Sequence[int] = (), **figures: object) -> Observation:
+    clean = {k: v for k, v in figures.items() if isinstance(v, (int, float, str))}
+    return Observation(id=oid, text=text, source="stacks", at=at, figures=clean, pids=tuple(pids))
+
+
+def _main_groups(capture: StackCapture, groups: Sequence[StackGroup]) -> dict[int, StackGroup]:
+    """pid -> the group of its main thread (the thread named MainThread, else the first)."""
+    out: dict[int, StackGroup] = {}
+    for proc in capture.processes:
+        if not proc.threads:
+            continue
+        named = [t for t in proc.threads if t.name == "MainThread"]
+        main = named[0] if named else proc.threads[0]
+        for g in groups:
+            if (proc.pid, main.tid) in g.members:
+                out[proc.pid] = g
+                break
+    return out
+
+
+def _ranks(pids: Sequence[int], snapshot: Optional[Snapshot]) -> list[int]:
+    """Captured PIDs minus launchers (a PID that is the parent of another captured PID)."""
+    if snapshot is None:
+        return list(pids)
+    parents = {p.ppid for p in snapshot.processes if p.pid in pids}
+    ranks = [pid for pid in pids if pid not in parents]
+    return ranks or list(pids)
+
+
+def stack_observations(capture: StackCapture, snapshot: Optional[Snapshot] = None,
+                       previous: Optional[StackCapture] = None) -> list[Observation]:
+    at = capture.taken_at
+    groups = groups_of(capture)
+    main = _main_groups(capture, groups)
+    out: list[Observation] = []
+    if not main:
+        failed = [p for p in capture.processes if p.error is not None]
+        if failed:
+            out.append(_obs("stacks-failed", f"stacks could not be read for {len(failed)} process(es): "
+                            f"{failed[0].error.reason}", at, [p.pid for p in failed]))  # type: ignore[union-attr]
+        return out
+    ranks = _ranks(sorted(main), snapshot)
+    out.append(_obs("stacks-captured", f"stacks of {len(main)} processes captured ({len(groups)} distinct stacks)",
+                    at, sorted(main), processes=len(main), groups=len(groups)))
+    rank_groups = {pid: main[pid] for pid in ranks if pid in main}
+    frames = Counter(g.wait_frame for g in rank_groups.values())
+    kinds = Counter(g.wait_kind for g in rank_groups.values())
+    if len(rank_groups) >= 2 and kinds.get("collective", 0) == len(rank_groups):
+        if len(frames) == 1:
+            frame = next(iter(frames))
+            out.append(_obs("stacks-same-collective", f"all {len(rank_groups)} ranks wait in the same collective: {frame}",
+                            at, sorted(rank_groups), frame=frame, ranks=len(rank_groups)))
+        else:
+            where = "; ".join(f"{n} in {f}" for f, n in frames.most_common())
+            out.append(_obs("stacks-different-collectives", f"ranks wait in different collectives: {where}", at,
+                            sorted(rank_groups), collectives=len(frames)))
+    odd = _odd_rank(groups, rank_groups)
+    if odd is not None:
+        pid, group, majority = odd
+        where = group.departs_at or group.wait_frame
+        others = f"; the other {len(rank_groups) - 1} wait in {majority.wait_frame}" if majority else ""
+        out.append(_obs("stacks-odd-rank", f"PID {pid} is elsewhere: {group.wait_kind} at {where}{others}", at, [pid],
+                        pid=pid, kind=group.wait_kind, frame=where))
+        if group.wait_kind in ("compile", "device-sync", "running", "file-io"):
+            out.append(_obs(f"stacks-odd-{group.wait_kind}", f"the odd rank PID {pid} is in {group.wait_kind}: {where}",
+                            at, [pid], pid=pid, frame=where))
+    locks = [g for g in groups if g.wait_kind == "lock"]
+    lock_threads = sum(len(g.members) for g in locks)
+    if lock_threads >= 2:
+        where = "; ".join(f"{len(g.members)} on {g.wait_frame}" for g in locks[:3])
+        out.append(_obs("stacks-lock-wait", f"{lock_threads} threads wait to acquire locks: {where}", at,
+                        sorted({p for g in locks for p in g.pids}), threads=lock_threads))
+    elif lock_threads == 1:
+        out.append(_obs("stacks-one-lock-wait", f"one thread waits on a lock: {locks[0].wait_frame}", at, locks[0].pids))
+    else:
+        out.append(_obs("stacks-no-lock", "no thread waits on a lock", at))
+    main_kinds = Counter(g.wait_kind for g in main.values())
+    for kind, (oid, text) in _KIND_OBS.items():
+        if main_kinds.get(kind):
+            example = next(g for g in main.values() if g.wait_kind == kind)
+            pids = sorted(pid for pid, g in main.items() if g.wait_kind == kind)
+            out.append(_obs(oid, f"{len(pids)} main thread(s) {text}: {example.wait_frame}", at, pids, frame=example.wait_frame))
+    unchanged = _unchanged_for(capture, groups, previous)
+    if unchanged is not None:
+        out.append(_obs("stacks-unchanged", f"stacks unchanged between two captures {fmt_s(unchanged)} apart", at,
+                        seconds=round(unchanged, 1)))
+    return out
+
+
+def _odd_rank(groups: Sequence[StackGroup], rank_groups: dict[int, StackGroup]):
+    """(pid, its group, the majority group) when exactly one rank's main thread stands apart."""
+    for g in groups:
+        if g.odd_one_out and len(g.pids) == 1 and g.pids[0] in rank_groups:
+            majority = Counter(id(x) for x in rank_groups.values()).most_common(1)
+            big = next((x for x in rank_groups.values() if id(x) == majority[0][0]), None) if majority else None
+            return g.pids[0], g, big if big is not g else None
+    if len(rank_groups) >= 3:
+        counts = Counter(g.key for g in rank_groups.values())
+        (top_key, top_n), *rest = counts.most_common()
+        if top_n == len(rank_groups) - 1:
+            pid = next(p for p, g in rank_groups.items() if g.key != top_key)
+            big = next(g for g in rank_groups.values() if g.key == top_key)
+            return pid, rank_groups[pid], big
+    return None
+
+
+def _unchanged_for(capture: StackCapture, groups: Sequence[StackGroup], previous: Optional[StackCapture]) -> Optional[float]:
+    marked = [g.unchanged_for_s for g in groups if g.unchanged_for_s is not None]
+    if marked:
+        return min(marked)
+    if previous is None or previous.taken_at >= capture.taken_at:
+        return None
+
+    def signature(c: StackCapture) -> set:
+        return {(t.pid, t.tid, tuple((f.function, f.file, f.line) for f in t.frames))
+                for p in c.processes for t in p.threads}
+    now, before = signature(capture), signature(previous)
+    if now and now == before:
+        return capture.taken_at - previous.taken_at
+    return None
