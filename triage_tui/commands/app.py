@@ -29,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from ..collect.logs import check_log_readable
     from ..host.base import CollectOptions, TargetError
     from ..incident import Incident
+    from ..record.recorder import RecordError, recorder_from_args
     from .report import make_host, port_of  # one place builds the host (local, or the ssh part's)
 
     for path in args.log:
@@ -45,4 +46,9 @@ def run(args: argparse.Namespace) -> int:
     options = CollectOptions(
         logs=tuple(args.log), port=port, interval_s=args.interval, smaps_budget_ms=args.smaps_budget_ms,
     )
-    return run_app(Incident(host, target, options), interval=args.interval, theme=args.theme)
+    try:
+        recorder = recorder_from_args(args, host.name)
+    except (RecordError, OSError) as exc:  # --record FILE named by the user and not writable
+        host.close()
+        return fail(f"--record: {exc}")
+    return run_app(Incident(host, target, options, recorder=recorder), interval=args.interval, theme=args.theme)

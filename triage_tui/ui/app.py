@@ -185,6 +185,7 @@ class TriageApp(App[None]):
         self.query_one("#header", Static).update(render_header(
             latest, self.interval, self.clock(), self.paused, self.collecting_since, self.last_error,
             host=getattr(self.incident.host, "name", ""), live=self.live,
+            recording=str(getattr(getattr(self.incident, "recorder", None), "message", "") or ""),
         ))
         banner = self.query_one("#banner", Static)
         shown = self.shown_snapshot()

@@ -19,6 +19,7 @@ def render_header(
     last_error: str = "",
     host: str = "",
     live: bool = True,
+    recording: str = "",
 ) -> Text:
     out = Text()
     out.append("triage ", style="bold")
@@ -48,6 +49,10 @@ def render_header(
         out.append(f" · refresh slow: {fmt.duration(now - collecting_since)}", style="bold yellow")
     if last_error:
         out.append(f" · refresh failed: {last_error}", style="bold red")
+    if recording.startswith("recording to"):
+        out.append(" · rec", style="red")
+    elif recording:
+        out.append(f" · {recording}", style="yellow")
     if paused:
         out.append(" · PAUSED (p resumes)", style="reverse bold")
     return out

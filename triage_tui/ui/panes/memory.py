@@ -26,7 +26,17 @@ class MemoryPane(Pane):
         return self.query_one(PaneScroll)
 
     def show(self, view: View) -> None:
-        self.query_one("#mem-body", Static).update(render_memory(view.snapshot.memory))
+        self._memory = view.snapshot.memory
+        self._redraw()
+
+    def on_resize(self) -> None:
+        self._redraw()
+
+    def _redraw(self) -> None:
+        memory = getattr(self, "_memory", None)
+        if memory is not None:
+            # the explanations beside each figure only where they fit on the same line
+            self.query_one("#mem-body", Static).update(render_memory(memory, notes=self.size.width >= 62))
 
 
 def rss_verdict(memory: MemoryReport) -> str:
@@ -47,7 +57,7 @@ def rss_verdict(memory: MemoryReport) -> str:
     return text
 
 
-def render_memory(memory: MemoryReport) -> Text:
+def render_memory(memory: MemoryReport, notes: bool = True) -> Text:
     t, s, c = memory.target, memory.system, memory.cgroup
     out = Text()
     verdict = rss_verdict(memory)
@@ -65,7 +75,7 @@ def render_memory(memory: MemoryReport) -> Text:
     ]
     for label, value, note in rows:
         out.append(f"  {label:<12}{value:>9}  ")
-        out.append(note + "\n", style="dim")
+        out.append((note if notes else "") + "\n", style="dim")
     out.append("system (free)\n", style="bold")
     for label, value in (
         ("total", s.total_bytes), ("used", s.used_bytes), ("available", s.available_bytes),

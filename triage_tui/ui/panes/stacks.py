@@ -76,7 +76,7 @@ def render_capture(capture: StackCapture) -> Text:
     failed = [p for p in capture.processes if p.error is not None]
     for p in failed:
         out.append(f"PID {p.pid}: {fmt.reason(p.error)}\n", style="red")
-    for g in capture.groups:
+    for g in sorted(capture.groups, key=lambda g: not g.odd_one_out):  # the rank that differs first
         who = ", ".join(str(p) for p in g.pids[:8]) + ("…" if len(g.pids) > 8 else "")
         head = f"{'ODD ONE OUT ' if g.odd_one_out else ''}{len(g.members)} threads in {len(g.pids)} processes ({who})"
         out.append(head + "\n", style="bold magenta" if g.odd_one_out else "bold")
