@@ -312,3 +312,27 @@ async def test_q_quits_while_a_refresh_is_blocked(tmp_path):
         assert all(w.is_cancelled or w.is_finished for w in app.workers)
     finally:
         gate.set()
+
+
+async def test_a_blocked_refresh_shows_as_slow_and_the_panes_keep_the_last_data(tmp_path):
+    gate = threading.Event()
+    incident = SampleIncident(build_snapshots(5), preload=2, gate=gate)
+    now = [incident.latest.taken_at]
+    from triage_tui.ui.app import TriageApp
+
+    app = TriageApp(incident, interval=2, clock=lambda: now[0], export_dir=str(tmp_path))
+    try:
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause()
+            assert app.collecting_since is not None
+            now[0] += 30  # the UI's clock moves on while the source hangs
+            app.refresh_timer_fired()  # a second refresh is not stacked on the hung one
+            header = str(app.query_one("#header").render())
+            assert "refresh slow: 30s" in header and "ago" in header
+            assert len(app.query_one(ProcessesPane).rows) == 10
+            assert app.ticks_started == 1
+            gate.set()
+            await settle(pilot)
+            assert "refresh slow" not in str(app.query_one("#header").render())
+    finally:
+        gate.set()

@@ -191,7 +191,7 @@ class TriageApp(App[None]):
         shown = self.shown_snapshot()
         if self.view_at is not None and shown is not None:
             timeline = self.incident.timeline
-            banner.update(render_banner(shown, self._index_of(self.view_at), len(timeline), latest))
+            banner.update(render_banner(shown, self._index_of(self.view_at), len(timeline), latest, self.live))
             banner.display = True
         else:
             banner.display = False

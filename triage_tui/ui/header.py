@@ -58,10 +58,11 @@ def render_header(
     return out
 
 
-def render_banner(shown: Snapshot, index: int, count: int, latest: Optional[Snapshot]) -> Text:
+def render_banner(shown: Snapshot, index: int, count: int, latest: Optional[Snapshot], live: bool = True) -> Text:
     behind = (latest.taken_at - shown.taken_at) if latest is not None else 0.0
+    tail = "End back to live · collection continues" if live else "End: the last moment recorded"
     return Text(
         f"LOOKING BACK: refresh {index + 1} of {count} at {fmt.clock(shown.taken_at)}, {fmt.duration(behind)} before the latest "
-        f"· [ ] step · {{ }} minute · End back to live · collection continues",
+        f"· [ ] step · {{ }} minute · {tail}",
         style="bold",
     )
