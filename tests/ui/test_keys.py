@@ -336,3 +336,18 @@ async def test_a_blocked_refresh_shows_as_slow_and_the_panes_keep_the_last_data(
             assert "refresh slow" not in str(app.query_one("#header").render())
     finally:
         gate.set()
+
+
+async def test_auto_stacks_captures_the_whole_target_once_when_it_idles(tmp_path):
+    from triage_tui.ui.app import TriageApp
+
+    incident = SampleIncident(build_snapshots(6, busy_for=2), preload=1)  # refreshes 0-1 busy, then all idle
+    app = TriageApp(incident, interval=3600, clock=lambda: incident.latest.taken_at, export_dir=str(tmp_path), auto_stacks=True)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        assert incident.captures == []  # refresh 1 is still busy
+        for _ in range(3):
+            await pilot.press("r")
+            await settle(pilot)
+        assert incident.captures == [tuple([LAUNCHER, 46432, *WORKERS])]  # once, not on every idle refresh
+        assert "ODD ONE OUT" in str(app.query_one("#stack-body").render())

@@ -12,11 +12,13 @@ from typing import Any
 from . import fail
 
 
-def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: bool = True) -> int:
-    """Open the app on `incident` until the user quits; the incident is closed on the way out."""
+def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: bool = True, auto_stacks: bool = False) -> int:
+    """Open the app on `incident` until the user quits; the incident is closed on the way out.
+
+    auto_stacks: capture the whole target's stacks once, by itself, when the engine observes it all idle."""
     from ..ui.app import run_app as _run  # textual is imported only when the app is opened
 
-    return _run(incident, interval=interval, theme=theme, live=live)
+    return _run(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,4 +53,5 @@ def run(args: argparse.Namespace) -> int:
     except (RecordError, OSError) as exc:  # --record FILE named by the user and not writable
         host.close()
         return fail(f"--record: {exc}")
-    return run_app(Incident(host, target, options, recorder=recorder), interval=args.interval, theme=args.theme)
+    return run_app(Incident(host, target, options, recorder=recorder), interval=args.interval, theme=args.theme,
+                   auto_stacks=bool(getattr(args, "auto_stacks", False)))

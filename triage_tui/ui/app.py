@@ -99,8 +99,10 @@ class TriageApp(App[None]):
         live: bool = True,
         clock: Callable[[], float] = time.time,
         export_dir: str = ".",
+        auto_stacks: bool = False,
     ) -> None:
         super().__init__()
+        self.auto_stacks = auto_stacks  # capture the whole target once, by itself, when it all idles
         self.incident = incident
         self.interval = interval
         self.live = live
@@ -228,6 +230,9 @@ class TriageApp(App[None]):
         self.collecting_since = None
         self.last_error = ""
         self.idle.update(message.snapshot)
+        if self.auto_stacks and any(o.id == "all-idle" for o in message.snapshot.observations):
+            self.auto_stacks = False  # once: py-spy pauses the target, so it is never repeated unasked
+            self.action_capture(True)
         if self.view_at is None:
             self.render_all()
         else:
@@ -401,9 +406,9 @@ class TriageApp(App[None]):
         self.exit()
 
 
-def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: bool = True) -> int:
+def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: bool = True, auto_stacks: bool = False) -> int:
     """Open the app on `incident` (a live Incident, the demo's, or a replay source) until the user quits."""
-    app = TriageApp(incident, interval=interval, theme=theme, live=live)
+    app = TriageApp(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks)
     try:
         app.run()
     finally:
