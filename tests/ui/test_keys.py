@@ -351,3 +351,20 @@ async def test_auto_stacks_captures_the_whole_target_once_when_it_idles(tmp_path
             await settle(pilot)
         assert incident.captures == [tuple([LAUNCHER, 46432, *WORKERS])]  # once, not on every idle refresh
         assert "ODD ONE OUT" in str(app.query_one("#stack-body").render())
+
+
+async def test_o_cycles_the_sort(tmp_path):
+    import dataclasses
+
+    snaps = build_snapshots(3)
+    # give the workers distinct RSS so the rss sort has an order to show: TP7 largest
+    snaps = [dataclasses.replace(s, processes=tuple(
+        dataclasses.replace(p, rss_bytes=p.pid << 30) if p.pid in WORKERS else p for p in s.processes)) for s in snaps]
+    incident = SampleIncident(snaps, preload=2)
+    app = make_app(incident, str(tmp_path))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        assert pids(app)[2:] == list(WORKERS)
+        await pilot.press("o", "o")  # pid → cpu → rss
+        assert app.query_one(ProcessesPane).sort == "rss"
+        assert pids(app)[1] == WORKERS[-1] and pids(app)[1:9] == sorted(WORKERS, reverse=True)

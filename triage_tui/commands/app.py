@@ -22,12 +22,6 @@ def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: boo
 
 
 def run(args: argparse.Namespace) -> int:
-    if getattr(args, "ssh", None):
-        try:
-            from ..host.ssh import SshHost  # noqa: F401  # the ssh part provides it
-        except ImportError:
-            return fail(f"--ssh {args.ssh}: watching a remote node is not available in this build (no SSH host)")
-        return fail("--ssh: the app does not open SSH hosts yet; run triage on the node itself")
     from ..collect.logs import check_log_readable
     from ..host.base import CollectOptions, TargetError
     from ..incident import Incident
@@ -40,6 +34,10 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"cannot read --log {path}: {problem.reason}" + (f" ({problem.hint})" if problem.hint else ""))
     port = port_of(args)
     host = make_host(args)
+    if getattr(args, "ssh", None) and type(host).__name__ == "LocalHost":
+        # never watch this machine while the user asked for another one
+        host.close()
+        return fail(f"--ssh {args.ssh}: watching a remote node is not available in this build (no SSH host)")
     try:
         target = host.resolve(args.targets, port=port)
     except TargetError as exc:
