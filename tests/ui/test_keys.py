@@ -368,3 +368,11 @@ async def test_o_cycles_the_sort(tmp_path):
         await pilot.press("o", "o")  # pid → cpu → rss
         assert app.query_one(ProcessesPane).sort == "rss"
         assert pids(app)[1] == WORKERS[-1] and pids(app)[1:9] == sorted(WORKERS, reverse=True)
+
+
+async def test_keys_typed_into_the_filter_are_text_not_commands(app, incident):
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", "q", "s", "z", "left_square_bracket")
+        assert app.query_one(ProcessesPane).filter_text == "qsz["
+        assert not app._exit and app.zoomed is None and app.view_at is None and incident.captures == []
