@@ -8,7 +8,6 @@ for a slow source (the host's own hard timeouts end that thread later).
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Optional
@@ -34,39 +33,11 @@ from .panes.processes import ProcessesPane
 from .panes.stacks import StacksPane
 from .process_rows import IdleTracker
 from .screens import HelpScreen, MappingsScreen
+from .workers import Cancelled, call_cancellable
 
 HISTORY = 12  # snapshots kept for sparklines
 IDLE_WINDOW = 300  # snapshots replayed to compute idle times when looking back
 PANE_IDS = ("processes", "gpus", "memory", "log", "stacks", "hypotheses")
-
-
-class Cancelled(Exception):
-    """The worker was cancelled (the app is quitting) while the blocking call ran."""
-
-
-def call_cancellable(fn: Callable[..., Any], *args: Any) -> Any:
-    """Run `fn` in a daemon thread; return its result, or raise Cancelled once the worker is cancelled."""
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def run() -> None:
-        try:
-            box["value"] = fn(*args)
-        except BaseException as exc:  # handed to the worker, which reports it
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name=f"triage-{getattr(fn, '__name__', 'call')}", daemon=True).start()
-    worker = get_current_worker()
-    while not done.wait(0.05):
-        if worker.is_cancelled:
-            raise Cancelled()
-    if worker.is_cancelled:
-        raise Cancelled()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 class TriageApp(App[None]):
