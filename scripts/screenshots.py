@@ -1,6 +1,7 @@
 """Render the app to SVG on a deterministic source shaped like the reference incident (docs/incident.md).
 
-    python scripts/screenshots.py [OUT_DIR]      (default: screenshots/)
+    python scripts/screenshots.py [OUT_DIR]                   (default: screenshots/)
+    python scripts/screenshots.py OUT_DIR --from RECORD.jsonl   (a recorded incident, e.g. `triage demo --record`)
 
 The source is triage_tui.ui.sample: a launcher and 8 renamed workers asleep at 0 % CPU, RSS 425 GB each
 against a small PSS, the log silent after the 100 % weight-loading bar, port 8000 refused, 8 GPUs at
@@ -31,9 +32,19 @@ SHOTS = (
 )
 
 
-async def shoot(out: Path, name: str, size: tuple[int, int], keys: tuple[str, ...]) -> None:
-    incident = SampleIncident(build_snapshots(80), preload=60)
-    app = TriageApp(incident, interval=3600, clock=lambda: incident.latest.taken_at, export_dir=str(out))
+def open_source(record: str | None):
+    if record is None:
+        return SampleIncident(build_snapshots(80), preload=60), True
+    from triage_tui.record.reader import read_record
+    from triage_tui.record.replay import ReplayIncident
+
+    recording = read_record(record)
+    return ReplayIncident(recording, preload=len(recording.snapshots)), False
+
+
+async def shoot(out: Path, name: str, size: tuple[int, int], keys: tuple[str, ...], record: str | None = None) -> None:
+    incident, live = open_source(record)
+    app = TriageApp(incident, interval=3600, live=live, clock=lambda: incident.latest.taken_at, export_dir=str(out))
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         await app.workers.wait_for_complete()
@@ -46,13 +57,20 @@ async def shoot(out: Path, name: str, size: tuple[int, int], keys: tuple[str, ..
 
 
 def main() -> int:
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "screenshots")
+    args = sys.argv[1:]
+    record = None
+    if "--from" in args:
+        at = args.index("--from")
+        record = args[at + 1]
+        del args[at: at + 2]
+    out = Path(args[0] if args else Path(__file__).resolve().parents[1] / "screenshots")
     out.mkdir(parents=True, exist_ok=True)
     os.environ["TZ"] = "UTC"
     time.tzset()
     for name, size, keys in SHOTS:
-        asyncio.run(shoot(out, name, size, keys))
-        print(out / name)
+        file_name = name if record is None else "demo-" + name
+        asyncio.run(shoot(out, file_name, size, keys, record))
+        print(out / file_name)
     return 0
 
 
