@@ -9,6 +9,7 @@ from textual.binding import Binding
 from textual.widgets import Input, RichLog, Static
 
 from ...model.snapshot import LogLine, LogTail
+from ...model.unavailable import is_known
 from .. import format as fmt
 from . import Pane, View
 
@@ -96,8 +97,7 @@ class LogPane(Pane):
     def _status(self, tails: tuple[LogTail, ...]) -> Text:
         out = Text()
         if tails:
-            silent = [t.seconds_since_last_byte for t in tails]
-            known = [float(s) for s in silent if not isinstance(s, type(None)) and fmt.reason(s) == ""]  # type: ignore[arg-type]
+            known = [float(t.seconds_since_last_byte) for t in tails if is_known(t.seconds_since_last_byte)]  # type: ignore[arg-type]
             if known:
                 quiet = min(known)
                 out.append(f"last line {fmt.duration(quiet)} ago", style="bold yellow" if quiet >= 60 else "")
