@@ -76,3 +76,18 @@ def test_header_says_when_a_refresh_is_slow_and_which_source_is_stale():
     assert "refresh slow: 11s" in text and "kernel stale (dmesg slow)" in text
     stale = str(render_header(snap, 2.0, now=snap.taken_at + 60))
     assert "last good" in stale and "1m00s ago" in stale
+
+
+def test_gpu_pane_says_why_in_one_line_and_lists_holders():
+    from triage_tui.model.snapshot import GpuReport
+    from triage_tui.ui.panes import View
+    from triage_tui.ui.panes.gpus import render_gpus
+
+    snaps = build_snapshots(4)
+    text = render_gpus(View(snaps[-1], snaps, IdleTracker()), width=90).plain
+    lines = text.splitlines()
+    assert len(lines) == 9 and lines[1].split()[0] == "0"  # a header, then one line per GPU
+    assert "76017/97887MiB" in lines[1] and "0%" in lines[1] and "86/600W" in lines[1] and "46433" in lines[1]
+    broken = dataclasses.replace(snaps[-1], gpus=GpuReport(error=Unavailable("NVML: driver not loaded", "is nvidia.ko loaded?")))
+    one = render_gpus(View(broken, [broken], IdleTracker())).plain
+    assert one == "no GPUs shown: NVML: driver not loaded (is nvidia.ko loaded?)"
