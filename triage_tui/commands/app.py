@@ -1,11 +1,55 @@
-"""the interactive app: not built yet (issue #3)."""
+"""`triage [TARGET ...]`: resolve the target on this machine and open the interactive app on it.
+
+`run_app` is the one entry other faces use to open the same app on their own incident:
+`triage demo` on the demo's, `triage replay` on a replay source (with live=False).
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from . import fail
 
 
+def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: bool = True, auto_stacks: bool = False) -> int:
+    """Open the app on `incident` until the user quits; the incident is closed on the way out.
+
+    auto_stacks: capture the whole target's stacks once, by itself, when the engine observes it all idle."""
+    from ..ui.app import run_app as _run  # textual is imported only when the app is opened
+
+    return _run(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks)
+
+
 def run(args: argparse.Namespace) -> int:
-    return fail("the interactive app is not available yet (issue #3); try `triage report`")
+    from ..collect.logs import check_log_readable
+    from ..host.base import CollectOptions, TargetError
+    from ..incident import Incident
+    from ..record.recorder import RecordError, recorder_from_args
+    from .report import make_host, port_of  # one place builds the host (local, or the ssh part's)
+
+    for path in args.log:
+        problem = check_log_readable(path)
+        if problem is not None:
+            return fail(f"cannot read --log {path}: {problem.reason}" + (f" ({problem.hint})" if problem.hint else ""))
+    port = port_of(args)
+    host = make_host(args)
+    if getattr(args, "ssh", None) and type(host).__name__ == "LocalHost":
+        # never watch this machine while the user asked for another one
+        host.close()
+        return fail(f"--ssh {args.ssh}: watching a remote node is not available in this build (no SSH host)")
+    try:
+        target = host.resolve(args.targets, port=port)
+    except TargetError as exc:
+        host.close()
+        return fail(str(exc))
+    options = CollectOptions(
+        logs=tuple(args.log), port=port, interval_s=args.interval, smaps_budget_ms=args.smaps_budget_ms,
+    )
+    try:
+        recorder = recorder_from_args(args, host.name)
+    except (RecordError, OSError) as exc:  # --record FILE named by the user and not writable
+        host.close()
+        return fail(f"--record: {exc}")
+    return run_app(Incident(host, target, options, recorder=recorder), interval=args.interval, theme=args.theme,
+                   auto_stacks=bool(getattr(args, "auto_stacks", False)))

@@ -1,11 +1,34 @@
-"""`triage replay`: not built yet (issue #8)."""
+"""`triage replay FILE`: open the app on a recorded incident, with the hypotheses as they stood."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from . import fail
 
 
 def run(args: argparse.Namespace) -> int:
-    return fail("`triage replay` is not available yet (issue #8); try `triage report`")
+    from ..record.reader import read_record
+    from ..record.recorder import RecordError
+    from ..record.replay import ReplayIncident
+
+    try:
+        recording = read_record(args.file)
+    except RecordError as exc:
+        return fail(str(exc))
+    if not recording.snapshots:
+        return fail(f"{args.file} holds no snapshot to replay" + (
+            f" ({'; '.join(recording.skipped)})" if recording.skipped else ""))
+    for line in recording.skipped:
+        print(f"triage: replay: {line}", file=sys.stderr)
+    try:
+        from .app import run_app  # the app face (ui/), imported only here: it pulls in textual
+    except ImportError:
+        return fail("the interactive app is not available in this build; "
+                    f"try `triage report --from {args.file}`")
+    # The whole recording is in the timeline from the start and nothing ticks (live=False): the app
+    # opens on the last moment recorded, and [ ] { } End step through the moments before it.
+    incident = ReplayIncident(recording, preload=len(recording.snapshots))
+    interval = incident.options.interval_s
+    return int(run_app(incident, interval=interval, theme=getattr(args, "theme", "dark"), live=False) or 0)

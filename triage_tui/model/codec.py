@@ -59,6 +59,8 @@ def from_data(tp: Any, data: Any) -> Any:
         return data
     if origin is Union or (sys.version_info >= (3, 10) and origin is types.UnionType):
         members = [a for a in typing.get_args(tp) if a is not type(None) and a is not Unavailable]
+        if type(data) in members and type(data) in (int, float, str, bool):
+            return data  # an int in Union[float, int, str] stays an int (a replayed figure reads as written)
         for member in members:
             try:
                 return from_data(member, data)

@@ -1,0 +1,1 @@
+"""The incident record: recorder (JSON lines, deltas, size cap), reader, replay source, report export."""

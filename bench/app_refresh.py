@@ -1,0 +1,68 @@
+"""How long the app takes to show one refresh of a tree of N processes (the UI side of a tick).
+
+    python bench/app_refresh.py [N ...]        (default: 2000 10000)
+
+Feeds synthetic snapshots (one launcher, children of 50 each; every refresh changes each row's idle-for)
+to the app headless at 200x50 and times, on the UI thread, from the snapshot's arrival until the app is
+idle again: updating every pane and laying the screen out (the rows are the same, so only changed cells
+are touched; the very first build at mount is not timed). Collection cost (reading /proc for N processes)
+is the core part's and is not included. Prints one line per N: the median of 6 refreshes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from triage_tui.model.snapshot import ProcessInfo  # noqa: E402
+from triage_tui.ui.app import TriageApp  # noqa: E402
+from triage_tui.ui.messages import SnapshotReady  # noqa: E402
+from triage_tui.ui.sample import SampleIncident, build_snapshots  # noqa: E402
+
+
+def tree(n: int) -> tuple[ProcessInfo, ...]:
+    procs = [ProcessInfo(pid=100, ppid=1, name="launcher", state="S", cpu_percent=0.0, cpu_time_s=1.0)]
+    pid, parent = 101, 100
+    while len(procs) < n:
+        if (pid - 101) % 50 == 0:
+            parent = pid
+            procs.append(ProcessInfo(pid=pid, ppid=100, name=f"child{pid}", state="S", cpu_percent=0.0, cpu_time_s=1.0))
+        else:
+            procs.append(ProcessInfo(pid=pid, ppid=parent, name=f"worker{pid}", state="S", cpu_percent=1.0,
+                                     cpu_time_s=float(pid % 7), rss_bytes=pid << 12, wchan="futex_wait_queue"))
+        pid += 1
+    return tuple(procs)
+
+
+async def measure(n: int) -> float:
+    procs = tree(n)
+    snaps = [dataclasses.replace(s, processes=procs) for s in build_snapshots(8)]
+    incident = SampleIncident(snaps, preload=1)
+    app = TriageApp(incident, interval=3600, live=False, clock=lambda: incident.latest.taken_at)
+    times = []
+    async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.pause()
+        for _ in range(6):
+            snapshot = incident.tick()
+            start = time.perf_counter()
+            app.post_message(SnapshotReady(snapshot))
+            await pilot.pause()
+            times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> int:
+    sizes = [int(a) for a in sys.argv[1:]] or [2000, 10000]
+    for n in sizes:
+        print(f"{n:>6} processes: {asyncio.run(measure(n)) * 1000:.0f} ms per refresh on the UI thread (median of 6)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

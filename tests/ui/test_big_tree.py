@@ -1,0 +1,44 @@
+"""A tree of 2,000 processes: every row is listed and the app still answers keys between refreshes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from conftest import make_app, settle
+
+from triage_tui.model.snapshot import ProcessInfo
+from triage_tui.ui.panes.memory import MemoryPane
+from triage_tui.ui.panes.processes import ProcessesPane
+from triage_tui.ui.sample import SampleIncident, build_snapshots
+
+
+def big_snapshots(count: int, n: int = 2000):
+    # one launcher, 40 children, each with 49 grandchildren: 1 + 40 + 1960 = 2001 rows, trimmed to n
+    procs = [ProcessInfo(pid=1000, ppid=1, name="launcher", state="S", cpu_percent=0.0, cpu_time_s=1.0, rss_bytes=1 << 20)]
+    pid = 1001
+    for c in range(40):
+        parent = pid
+        procs.append(ProcessInfo(pid=parent, ppid=1000, name=f"child{c}", state="S", cpu_percent=0.0, cpu_time_s=1.0))
+        pid += 1
+        for g in range(49):
+            procs.append(ProcessInfo(pid=pid, ppid=parent, name=f"worker{c}-{g}", state="D" if g == 7 else "S",
+                                     cpu_percent=1.0, cpu_time_s=float(g), rss_bytes=g << 20))
+            pid += 1
+    procs = procs[:n]
+    return [dataclasses.replace(s, processes=tuple(procs)) for s in build_snapshots(count)]
+
+
+async def test_two_thousand_processes_render_and_keys_still_answer(tmp_path):
+    incident = SampleIncident(big_snapshots(4), preload=1)
+    app = make_app(incident, str(tmp_path))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        procs = app.query_one(ProcessesPane)
+        assert len(procs.rows) == 2000 and procs.table.row_count == 2000
+        # a refresh starts; the key pressed right after it is handled (press returns once it was processed)
+        await pilot.press("r", "3")
+        assert app.focused_pane() is app.query_one(MemoryPane)
+        await pilot.press("1", "slash", "w", "o", "r", "k", "e", "r", "3", "9", "minus", "4", "7")
+        assert [r.process.pid for r in procs.rows] == [1000, 2951, 2951 + 1 + 47]
+        await settle(pilot)
+        assert incident.ticks >= 2

@@ -1,0 +1,93 @@
+"""The pure rules behind the panes: tree rows, filter with ancestors, idle time, the RSS verdict, figures."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from triage_tui.model.snapshot import MemoryReport, ProcessInfo, Snapshot, SystemMemory, TargetMemory
+from triage_tui.model.unavailable import Unavailable
+from triage_tui.ui import format as fmt
+from triage_tui.ui.header import render_header
+from triage_tui.ui.panes.memory import rss_verdict
+from triage_tui.ui.process_rows import IdleTracker, is_idle, tree_rows
+from triage_tui.ui.sample import build_snapshots
+
+TREE = (
+    ProcessInfo(pid=1, ppid=0, name="init"),
+    ProcessInfo(pid=10, ppid=1, name="launcher", cmdline=("python3", "-m", "sglang.launch_server")),
+    ProcessInfo(pid=11, ppid=10, name="worker-a"),
+    ProcessInfo(pid=12, ppid=10, name="worker-b"),
+    ProcessInfo(pid=13, ppid=12, name="helper"),
+    ProcessInfo(pid=20, ppid=1, name="other"),
+)
+
+
+def test_tree_rows_depth_first_with_depths():
+    rows = tree_rows(TREE)
+    assert [(r.process.pid, r.depth) for r in rows] == [(1, 0), (10, 1), (11, 2), (12, 2), (13, 3), (20, 1)]
+
+
+def test_collapse_hides_the_subtree_only():
+    rows = tree_rows(TREE, collapsed=frozenset({10}))
+    assert [r.process.pid for r in rows] == [1, 10, 20]
+    assert rows[1].collapsed
+
+
+def test_filter_keeps_ancestors_and_drops_unrelated():
+    assert [r.process.pid for r in tree_rows(TREE, filter_text="helper")] == [1, 10, 12, 13]
+    assert [r.process.pid for r in tree_rows(TREE, filter_text="launch_server")] == [1, 10]  # matches the cmdline
+
+
+def test_sort_orders_siblings():
+    procs = tuple(dataclasses.replace(p, rss_bytes=p.pid * 100) for p in TREE)
+    assert [r.process.pid for r in tree_rows(procs, sort="rss")][:3] == [1, 20, 10]
+
+
+def test_idle_tracker_counts_from_the_last_cpu_time_growth():
+    procs = [ProcessInfo(pid=5, ppid=1, name="w", cpu_percent=0.0, cpu_time_s=t) for t in (1.0, 2.0, 2.0, 2.0)]
+    snaps = [Snapshot(taken_at=100.0 + 20 * i, processes=(p,)) for i, p in enumerate(procs)]
+    tracker = IdleTracker.over(snaps)
+    assert tracker.idle_for(5, 160.0) == 40.0  # unchanged since the refresh at 120
+    assert is_idle(procs[-1], 40.0) and not is_idle(procs[-1], 10.0)
+    assert not is_idle(dataclasses.replace(procs[-1], cpu_percent=Unavailable("first sample")), 40.0)
+
+
+def test_rss_verdict_names_the_figures_only_when_rss_overstates():
+    shared = MemoryReport(system=SystemMemory(total_bytes=449 << 30, available_bytes=415 << 30),
+                          target=TargetMemory(rss_sum_bytes=3400 << 30, pss_sum_bytes=421 << 30, file_sum_bytes=3300 << 30))
+    text = rss_verdict(shared)
+    assert "8.1x" in text and "3.3T" in text and "421G" in text and "415G available" in text
+    honest = dataclasses.replace(shared, target=TargetMemory(rss_sum_bytes=100 << 30, pss_sum_bytes=95 << 30))
+    assert rss_verdict(honest) == ""
+    assert rss_verdict(MemoryReport()) == ""  # PSS not read yet: no claim
+
+
+def test_figures():
+    assert fmt.size(76017 * 2**20) == "74G" and fmt.size(Unavailable("x")) == "n/a" and fmt.size(512) == "512B"
+    assert fmt.mib(76017 * 2**20) == "76017MiB"
+    assert fmt.duration(302) == "5m02s" and fmt.duration(7300) == "2h01m"
+    assert fmt.bar(0.5, 4) == "██░░" and fmt.bar(None, 3) == "???"
+    assert fmt.sparkline([0, 50, 100, None], 4, top=100) == "▁▅█ "
+
+
+def test_header_says_when_a_refresh_is_slow_and_which_source_is_stale():
+    snap = build_snapshots(1)[0]
+    text = str(render_header(snap, 2.0, now=snap.taken_at + 1, collecting_since=snap.taken_at - 10))
+    assert "refresh slow: 11s" in text and "kernel stale (dmesg slow)" in text
+    stale = str(render_header(snap, 2.0, now=snap.taken_at + 60))
+    assert "last good" in stale and "1m00s ago" in stale
+
+
+def test_gpu_pane_says_why_in_one_line_and_lists_holders():
+    from triage_tui.model.snapshot import GpuReport
+    from triage_tui.ui.panes import View
+    from triage_tui.ui.panes.gpus import render_gpus
+
+    snaps = build_snapshots(4)
+    text = render_gpus(View(snaps[-1], snaps, IdleTracker()), width=90).plain
+    lines = text.splitlines()
+    assert len(lines) == 9 and lines[1].split()[0] == "0"  # a header, then one line per GPU
+    assert "76017/97887MiB" in lines[1] and "0%" in lines[1] and "86/600W" in lines[1] and "46433" in lines[1]
+    broken = dataclasses.replace(snaps[-1], gpus=GpuReport(error=Unavailable("NVML: driver not loaded", "is nvidia.ko loaded?")))
+    one = render_gpus(View(broken, [broken], IdleTracker())).plain
+    assert one == "no GPUs shown: NVML: driver not loaded (is nvidia.ko loaded?)"

@@ -1,0 +1,188 @@
+"""A record read back gives exactly the snapshots, captures and changes that were written."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+from record_shapes import (
+    LAUNCHER,
+    WORKERS,
+    demo_snapshot,
+    file_size,
+    many_processes,
+    odd_capture,
+    record_demo,
+    record_lines,
+)
+
+from triage_tui.model.snapshot import LogLine, LogTail, ProcessInfo, Snapshot
+from triage_tui.model.unavailable import Unavailable
+from triage_tui.record.reader import read_record
+from triage_tui.record.recorder import Recorder
+
+
+def test_every_snapshot_reads_back_equal(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    recorder = Recorder(path, host="gpu-node-7", target=(str(LAUNCHER),))
+    snapshots, capture, changes = record_demo(recorder, ticks=8)
+    recorder.close()
+
+    recording = read_record(path)
+
+    assert recording.skipped == []
+    assert recording.header["host"] == "gpu-node-7"
+    assert recording.header["target"] == [str(LAUNCHER)]
+    assert len(recording.snapshots) == len(snapshots)
+    for written, read in zip(snapshots, recording.snapshots, strict=True):
+        assert read == written
+    assert recording.stacks == [capture]
+    assert recording.changes == changes
+    # the capture is written once, as its own record; the snapshots that carry it refer to it
+    assert sum('"capture"' in line for line in path.read_text().splitlines()) == 1
+
+
+def test_keyframes_rows_that_come_and_go_and_reorder(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    recorder = Recorder(path, keyframe_every=3)
+    base = demo_snapshot(2)
+    born = ProcessInfo(pid=5, ppid=LAUNCHER, name="child", rss_bytes=Unavailable("permission denied", "run as root"))
+    variants = [
+        base,
+        dataclasses.replace(base, processes=base.processes[1:]),  # the launcher gone
+        dataclasses.replace(base, processes=tuple(reversed(base.processes)) + (born,)),  # new row, new order
+        dataclasses.replace(base, processes=(), logs=()),  # everything gone
+        dataclasses.replace(base, stacks=odd_capture(1.0)),  # a capture never written on its own
+        dataclasses.replace(base, stacks=None, host="renamed"),
+        base,
+    ]
+    for snapshot in variants:
+        recorder.write_snapshot(snapshot)
+    recorder.close()
+
+    assert read_record(path).snapshots == variants
+    assert sum("full" in r for r in record_lines(path)) >= 2  # keyframe_every=3 wrote fresh keyframes
+
+
+def test_log_lines_are_written_once_each(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    recorder = Recorder(path)
+    window = 5
+    snapshots = []
+    for tick in range(30):
+        lines = tuple(LogLine(f"unique-line-{k}", float(k)) for k in range(max(0, tick - window), tick))
+        snapshots.append(Snapshot(taken_at=float(tick), logs=(LogTail(path="/l", lines=lines),)))
+        recorder.write_snapshot(snapshots[-1])
+    recorder.close()
+
+    text = path.read_text()
+    assert all(text.count(f'"unique-line-{k}"') == 1 for k in range(29))
+    recording = read_record(path)
+    assert recording.snapshots == snapshots
+    assert [line.text for _, line in recording.log_lines()] == [f"unique-line-{k}" for k in range(29)]
+
+
+def test_a_rotated_log_is_written_whole_and_reads_back(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    recorder = Recorder(path)
+    before = Snapshot(taken_at=1.0, logs=(LogTail(path="/l", lines=(LogLine("a", 1.0), LogLine("b", 1.0))),))
+    after = Snapshot(taken_at=2.0, logs=(LogTail(path="/l", lines=(LogLine("fresh", 2.0),)),))
+    for snapshot in (before, after):
+        recorder.write_snapshot(snapshot)
+    recorder.close()
+    assert read_record(path).snapshots == [before, after]
+
+
+def test_an_unchanged_snapshot_costs_far_less_than_the_first(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    recorder = Recorder(path)
+    first = many_processes(50, 0)
+    recorder.write_snapshot(first)
+    after_first = file_size(path)
+    recorder.write_snapshot(dataclasses.replace(first, taken_at=first.taken_at + 2.0))
+    second_cost = file_size(path) - after_first
+    recorder.close()
+
+    assert second_cost * 50 < after_first, (second_cost, after_first)
+    last = record_lines(path)[-1]
+    assert last["set"] == {"taken_at": first.taken_at + 2.0}
+    assert "seq" not in last  # not even the unchanged PIDs: the whole table is the same
+
+
+def test_a_changed_row_is_written_as_its_changed_fields(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    recorder = Recorder(path)
+    first = demo_snapshot(1)
+    moved = tuple(dataclasses.replace(p, cpu_time_s=99.5) if p.pid == WORKERS[0] else p for p in first.processes)
+    recorder.write_snapshot(first)
+    recorder.write_snapshot(dataclasses.replace(first, processes=moved))
+    recorder.close()
+
+    rows = record_lines(path)[-1]["seq"]["processes"]
+    assert rows[0] == LAUNCHER  # unchanged rows are their PIDs
+    assert rows[1] == {"key": WORKERS[0], "set": {"cpu_time_s": 99.5}}
+    assert rows[2:] == [[WORKERS[1], 7]]  # a run of unchanged rows is its first PID and its length
+
+
+def test_default_path_is_under_the_xdg_state_directory(tmp_path: Path, monkeypatch) -> None:
+    import argparse
+
+    from triage_tui.record.recorder import recorder_from_args
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    recorder = recorder_from_args(argparse.Namespace(record=None, no_record=False, targets=["1"]), "node/7")
+    assert recorder is not None
+    recorder.close()
+    assert recorder.path.parent == tmp_path / "state" / "triage"
+    assert recorder.path.name.startswith("triage-node_7-") and recorder.path.name.endswith(".jsonl")
+    assert read_record(recorder.path).header["target"] == ["1"]
+
+    named = recorder_from_args(argparse.Namespace(record=str(tmp_path / "x.jsonl"), no_record=False), "h")
+    assert named is not None and named.path == tmp_path / "x.jsonl"
+    named.close()
+    assert recorder_from_args(argparse.Namespace(record="x", no_record=True), "h") is None
+
+
+def test_a_named_record_that_cannot_be_written_is_one_clear_error(tmp_path: Path) -> None:
+    import argparse
+
+    import pytest
+
+    from triage_tui.record.recorder import RecordError, recorder_from_args
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(RecordError, match="cannot record to"):
+        recorder_from_args(argparse.Namespace(record=str(blocker / "r.jsonl"), no_record=False), "h")
+    assert not os.path.exists(blocker / "r.jsonl")
+
+
+def test_hypotheses_and_observations_are_written_item_by_item(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    recorder = Recorder(path)
+    first = demo_snapshot(1)
+    hang, oom = first.hypotheses
+    later = dataclasses.replace(
+        first, taken_at=first.taken_at + 2.0,
+        hypotheses=(dataclasses.replace(hang, status="likely", score=0.9), oom),
+        observations=first.observations[1:],
+    )
+    recorder.write_snapshot(first)
+    recorder.write_snapshot(later)
+    recorder.close()
+
+    seq = record_lines(path)[-1]["seq"]
+    assert seq["hypotheses"] == [{"key": hang.id, "set": {"status": "likely", "score": 0.9}}, oom.id]
+    assert seq["observations"] == [first.observations[1].id]
+    assert read_record(path).snapshots == [first, later]
+
+
+def test_figures_keep_their_type_through_the_record(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    recorder = Recorder(path)
+    snapshot = demo_snapshot(2)
+    recorder.write_snapshot(snapshot)
+    recorder.close()
+    figures = read_record(path).snapshots[0].observations[0].figures
+    assert figures == {"idle_s": 124} and type(figures["idle_s"]) is int  # not 124.0 in a replayed report

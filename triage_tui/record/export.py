@@ -1,0 +1,82 @@
+"""The incident as a report for the ticket: the app's `e` key and `triage report --from FILE`.
+
+The Markdown itself is render/markdown.py's (the same report `triage report` prints); this module
+only feeds it the incident so far, or a recording, and writes the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Optional
+
+from ..model.codec import to_json
+from ..model.snapshot import Snapshot
+from .reader import read_record
+from .recorder import RecordError
+
+
+def sorted_hypotheses(hypotheses: Sequence[Any]) -> list[Any]:
+    from ..render.markdown import sorted_hypotheses as by_score  # the live report's order
+
+    return by_score(hypotheses)
+
+
+def _render_markdown(snapshots: Sequence[Snapshot], changelog: Sequence[str]) -> str:
+    # Imported here: the renderer lives in another part (render/), and record/ must import without it.
+    from ..render.markdown import render_report_markdown
+
+    return render_report_markdown(list(snapshots), list(changelog))
+
+
+def export_markdown(incident: Any, directory: os.PathLike[str] | str = ".") -> str:
+    """Write the Markdown report of `incident` (an Incident or a ReplayIncident) so far; return its path.
+
+    Raises OSError when the file cannot be written (the app says so in one line)."""
+    snapshots = list(incident.timeline)
+    text = _render_markdown(snapshots, list(incident.changelog))
+    host = getattr(getattr(incident, "host", None), "name", "") or (snapshots[-1].host if snapshots else "")
+    safe_host = re.sub(r"[^A-Za-z0-9._-]+", "_", str(host)).strip("_") or "host"
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(snapshots[-1].taken_at if snapshots else time.time()))
+    directory = Path(directory)
+    path = directory / f"triage-report-{safe_host}-{stamp}.md"
+    n = 2
+    while path.exists():
+        path = directory / f"triage-report-{safe_host}-{stamp}-{n}.md"
+        n += 1
+    path.write_text(text, encoding="utf-8")
+    return os.path.abspath(path)  # the app says where it wrote: a full path, not "./…"
+
+
+def report_from_record(
+    path: os.PathLike[str] | str, fmt: str = "md", warn: Optional[Callable[[str], None]] = None
+) -> str:
+    """`triage report --from FILE --format md|json`: the report of a recorded incident.
+
+    The same report `triage report` prints live: Markdown over the whole recording, or the JSON of
+    docs/report-schema.md (the last snapshot, hypotheses by score). What the reader had to skip is
+    part of the Markdown (a "Record" section) and, for JSON, goes to `warn` (default: stderr), so
+    whoever reads the ticket knows the record was incomplete. Raises RecordError for a file that
+    cannot be read or is not a record."""
+    recording = read_record(path)
+    if fmt == "json":
+        say = warn if warn is not None else _warn_on_stderr
+        for line in recording.skipped:
+            say(line)
+        if not recording.snapshots:
+            raise RecordError(f"{path} holds no snapshot to report on")
+        last = recording.snapshots[-1]
+        return to_json(dataclasses.replace(last, hypotheses=tuple(sorted_hypotheses(last.hypotheses))), indent=2)
+    text = _render_markdown(recording.snapshots, recording.changelog)
+    if recording.skipped:
+        text = text.rstrip("\n") + "\n\n## Record\n\n" + "".join(f"- {line}\n" for line in recording.skipped)
+    return text
+
+
+def _warn_on_stderr(line: str) -> None:
+    print(f"triage: warning: record: {line}", file=sys.stderr)

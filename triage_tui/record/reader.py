@@ -1,0 +1,165 @@
+"""Reading a record back: full snapshots rebuilt from the deltas, in order, and what was skipped.
+
+A record is read as far as it can be. A last line cut mid-write (the refresh in flight when
+triage was killed), a line that is not JSON, a kind or a field this version does not know (a
+newer triage wrote it): each is skipped and said so in `Recording.skipped`, never a crash. A
+file that is not a triage record at all is one RecordError.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..model.codec import from_data
+from ..model.snapshot import LogLine, Snapshot
+from ..model.stacks import StackCapture
+from .recorder import RECORD_SCHEMA_VERSION, RecordError
+from .snapshot_codec import SnapshotDecoder
+
+KNOWN_KINDS = ("header", "snapshot", "stacks", "changes", "note")
+_NOT_SNAPSHOT = (b'"kind":"stacks"', b'"kind":"changes"', b'"kind":"note"')
+
+
+@dataclass
+class Recording:
+    path: str
+    header: dict[str, Any]
+    snapshots: list[Snapshot] = field(default_factory=list)
+    stacks: list[StackCapture] = field(default_factory=list)  # each with its taken_at
+    changes: list[tuple[float, str]] = field(default_factory=list)  # (at, changelog line)
+    notes: list[tuple[float, str]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    capped: bool = False  # the recorder stopped at its size cap
+
+    @property
+    def host(self) -> str:
+        return str(self.header.get("host", "")) or (self.snapshots[0].host if self.snapshots else "")
+
+    @property
+    def changelog(self) -> list[str]:
+        return [line for _, line in self.changes]
+
+    def log_lines(self) -> list[tuple[str, LogLine]]:
+        """Every log line seen, once each, in the order first seen: (log path, line)."""
+        seen: set[tuple[str, str, float]] = set()
+        out: list[tuple[str, LogLine]] = []
+        for snapshot in self.snapshots:
+            for tail in snapshot.logs:
+                for line in tail.lines:
+                    key = (tail.path, line.text, line.seen_at)
+                    if key not in seen:
+                        seen.add(key)
+                        out.append((tail.path, line))
+        return out
+
+
+class _Skips:
+    """Collects what was skipped, one line per kind of problem with a count, in first-seen order."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.first_line: dict[str, int] = {}
+
+    def add(self, what: str, line_no: int) -> None:
+        self.counts[what] = self.counts.get(what, 0) + 1
+        self.first_line.setdefault(what, line_no)
+
+    def lines(self) -> list[str]:
+        out = []
+        for what, n in self.counts.items():
+            where = f"line {self.first_line[what]}" + (f" and {n - 1} more" if n > 1 else "")
+            out.append(f"{what} ({where})")
+        return out
+
+
+def read_record(path: os.PathLike[str] | str) -> Recording:
+    """Read the record at `path`. Raises RecordError when it cannot be read or is not a triage record."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+    raw_lines = data.split(b"\n")
+    cut_tail = raw_lines.pop() if raw_lines else b""  # bytes after the last newline: a line cut mid-write
+    header, first = _find_header(raw_lines, path)
+    recording = Recording(path=str(path), header=header)
+    skips = _Skips()
+    newer = header.get("schema_version")
+    if isinstance(newer, int) and newer > RECORD_SCHEMA_VERSION:
+        recording.skipped.append(
+            f"written by a newer triage (record schema {newer}, this one reads {RECORD_SCHEMA_VERSION}): "
+            "replaying what this version understands")
+    line_no = first
+    decoder = SnapshotDecoder(unknown=lambda what: skips.add(f"unknown field {what} ignored", line_no))
+    broken_since: Optional[int] = None  # a snapshot could not be rebuilt: deltas wait for a keyframe
+    for index in range(first, len(raw_lines)):
+        line_no = index + 1
+        raw = raw_lines[index].strip()
+        if not raw:
+            continue
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            skips.add("line that is not JSON skipped", line_no)
+            if not any(marker in raw for marker in _NOT_SNAPSHOT):  # it may have been a snapshot: deltas
+                decoder.reset()  # after it would apply to the wrong base, so wait for a keyframe
+                broken_since = line_no
+            continue
+        if not isinstance(record, dict):
+            skips.add("line that is not a record skipped", line_no)
+            continue
+        kind = record.get("kind")
+        try:
+            if kind == "snapshot":
+                if broken_since is not None and "full" not in record:
+                    skips.add("snapshot delta skipped: an earlier snapshot could not be rebuilt", line_no)
+                    continue
+                recording.snapshots.append(decoder.decode(record))
+                broken_since = None
+            elif kind == "stacks":
+                capture = from_data(StackCapture, record["capture"])
+                decoder.captures[capture.taken_at] = capture
+                recording.stacks.append(capture)
+            elif kind == "changes":
+                at = float(record.get("at") or 0.0)
+                recording.changes.extend((at, str(text)) for text in record.get("lines", []))
+            elif kind == "note":
+                recording.notes.append((float(record.get("at") or 0.0), str(record.get("text", ""))))
+                if record.get("capped"):
+                    recording.capped = True
+            elif kind == "header":  # the file was appended to by another run: carry on from a fresh start
+                decoder.reset()
+            else:
+                skips.add(f"record of unknown kind {kind!r} skipped (written by a newer triage?)", line_no)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            if kind == "snapshot":
+                decoder.reset()
+                broken_since = line_no
+            skips.add(f"{kind} record that could not be read skipped ({type(exc).__name__}: {exc})", line_no)
+    recording.skipped.extend(skips.lines())
+    if cut_tail.strip():
+        recording.skipped.append(
+            f"the last line (line {len(raw_lines) + 1}, {len(cut_tail)} bytes) was cut mid-write: "
+            "the refresh in flight when triage stopped is lost")
+    if recording.capped:
+        recording.skipped.append("the record reached its size cap: nothing after that was recorded")
+    return recording
+
+
+def _find_header(raw_lines: list[bytes], path: object) -> tuple[dict[str, Any], int]:
+    """The header record (the first non-empty line) and the index of the line after it."""
+    for index, raw in enumerate(raw_lines):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            record = None
+        if isinstance(record, dict) and record.get("kind") == "header":
+            return record, index + 1
+        break
+    raise RecordError(f"{path} is not a triage record (no header line: expected a JSON line with "
+                      '"kind": "header" first)')

@@ -1,0 +1,192 @@
+"""The incident record: every refresh appended to a JSON-lines file and flushed at once.
+
+One line per record, so a crash or a killed terminal loses at most the line being written.
+The first line is a header; then "snapshot" (keyframe or delta, see snapshot_codec), "stacks",
+"changes" and "note" records, each with the time it is about ("at"). A cap on the file's size
+protects the disk: when the next record would pass it, a last "note" says so and recording stops.
+Recording never takes the app down: a write that fails stops the recording and says why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Optional
+
+from .. import __version__
+from ..model.codec import to_data
+from ..model.snapshot import SCHEMA_VERSION as SNAPSHOT_SCHEMA_VERSION
+from ..model.snapshot import Snapshot
+from ..model.stacks import StackCapture
+from .snapshot_codec import SnapshotEncoder
+
+RECORD_SCHEMA_VERSION = 1
+DEFAULT_CAP_BYTES = 256 * 1024 * 1024
+_NOTE_RESERVE = 1024  # room kept under the cap for the final note
+
+
+class RecordError(ValueError):
+    """A record that cannot be written or read: one clear line for the user."""
+
+
+def state_directory() -> Path:
+    """$XDG_STATE_HOME/triage, else ~/.local/state/triage (the XDG base directory default)."""
+    base = os.environ.get("XDG_STATE_HOME") or ""
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".local" / "state"
+    return root / "triage"
+
+
+def default_record_path(host_name: str, started_at: float, directory: Optional[Path] = None) -> Path:
+    """One file per incident, named for its host and start time: triage-HOST-YYYYmmdd-HHMMSS.jsonl."""
+    directory = directory if directory is not None else state_directory()
+    safe_host = re.sub(r"[^A-Za-z0-9._-]+", "_", host_name) or "host"
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(started_at))
+    path = directory / f"triage-{safe_host}-{stamp}.jsonl"
+    n = 2
+    while path.exists():
+        path = directory / f"triage-{safe_host}-{stamp}-{n}.jsonl"
+        n += 1
+    return path
+
+
+class Recorder:
+    """Writes one incident's record. Implements triage_tui.incident.Recorder."""
+
+    def __init__(
+        self,
+        path: os.PathLike[str] | str,
+        host: str = "",
+        target: Sequence[str] = (),
+        cap_bytes: int = DEFAULT_CAP_BYTES,
+        keyframe_every: int = 1000,
+        started_at: Optional[float] = None,
+    ) -> None:
+        self.path = Path(path)
+        self.cap_bytes = cap_bytes
+        self.capped = False  # the cap was reached: nothing more is written
+        self.failed: Optional[str] = None  # a write failed: why (nothing more is written)
+        self.records = 0
+        self._encoder = SnapshotEncoder(keyframe_every=keyframe_every)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # 0600: a record holds command lines and log lines, which may hold secrets
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            self._file = os.fdopen(fd, "a", encoding="utf-8")
+            self.bytes_written = self._file.tell()
+        except OSError as exc:
+            raise RecordError(f"cannot record to {self.path}: {exc.strerror or exc}") from None
+        self._write({
+            "kind": "header",
+            "schema_version": RECORD_SCHEMA_VERSION,
+            "snapshot_schema_version": SNAPSHOT_SCHEMA_VERSION,
+            "host": host,
+            "target": list(target),
+            "started_at": started_at if started_at is not None else time.time(),
+            "triage_version": __version__,
+            "cap_bytes": cap_bytes,
+        })
+
+    @property
+    def active(self) -> bool:
+        return not self.capped and self.failed is None and not self._file.closed
+
+    @property
+    def message(self) -> str:
+        """One line for the app's status bar and the report."""
+        if self.failed is not None:
+            return f"not recording: {self.failed}"
+        if self.capped:
+            return f"recording stopped: the record reached its cap of {_size(self.cap_bytes)} ({self.path})"
+        return f"recording to {self.path}"
+
+    # ------------------------------------------------------------ the Recorder protocol
+    def write_snapshot(self, snapshot: Snapshot) -> None:
+        if self.active:
+            self._write(self._encoder.encode(snapshot), at=snapshot.taken_at)
+
+    def write_stacks(self, capture: StackCapture) -> None:
+        if self.active and self._write({"kind": "stacks", "at": capture.taken_at, "capture": to_data(capture)},
+                                       at=capture.taken_at):
+            self._encoder.captures_written[capture.taken_at] = capture
+
+    def write_changes(self, at: float, changes: Sequence[str]) -> None:
+        if self.active and changes:
+            self._write({"kind": "changes", "at": at, "lines": list(changes)}, at=at)
+
+    def write_note(self, at: float, text: str) -> None:
+        if self.active:
+            self._write({"kind": "note", "at": at, "text": text}, at=at)
+
+    def close(self) -> None:
+        if not self._file.closed:
+            try:
+                self._file.close()
+            except OSError:
+                pass
+
+    # ------------------------------------------------------------ writing
+    def _write(self, record: dict[str, Any], at: Optional[float] = None) -> bool:
+        """Append one line and flush; False when it was not written (cap reached, or a write failed)."""
+        try:
+            line = json.dumps(record, separators=(",", ":"), allow_nan=False) + "\n"
+        except ValueError:  # a NaN or infinite figure: written as NaN/Infinity, which Python's json reads
+            line = json.dumps(record, separators=(",", ":")) + "\n"
+        except TypeError as exc:  # a value JSON cannot hold (a collector bug): say so, keep the chain sound
+            if record.get("kind") == "snapshot":
+                self._encoder.reset()  # the next snapshot is written whole: no delta against a lost one
+            line = json.dumps({"kind": "note", "at": at, "text": f"a {record.get('kind')} record was not "
+                               f"written: {exc}"}, separators=(",", ":")) + "\n"
+        size = len(line.encode("utf-8"))
+        if self.bytes_written + size + _NOTE_RESERVE > self.cap_bytes and record.get("kind") != "header":
+            self.capped = True
+            note = {"kind": "note", "at": at if at is not None else time.time(), "capped": True,
+                    "text": f"record cap of {_size(self.cap_bytes)} reached: recording stopped here"}
+            self._append(json.dumps(note, separators=(",", ":")) + "\n")
+            return False
+        return self._append(line)
+
+    def _append(self, line: str) -> bool:
+        try:
+            self._file.write(line)
+            self._file.flush()
+        except (OSError, ValueError) as exc:
+            self.failed = f"writing {self.path} failed: {getattr(exc, 'strerror', None) or exc}"
+            return False
+        self.bytes_written += len(line.encode("utf-8"))
+        self.records += 1
+        return True
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}".replace(".0 ", " ")
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+def recorder_from_args(
+    args: argparse.Namespace, host_name: str, cap_bytes: int = DEFAULT_CAP_BYTES
+) -> Optional[Recorder]:
+    """The recorder a face asked for: `--no-record` → None; `--record FILE` → that file (RecordError when
+    it cannot be opened: the user named it); else one new file under the XDG state directory (when that
+    cannot be written, a warning on stderr and None: watching matters more than recording)."""
+    if getattr(args, "no_record", False):
+        return None
+    targets = tuple(getattr(args, "targets", ()) or ())
+    named = getattr(args, "record", None)
+    if named:
+        return Recorder(named, host=host_name, target=targets, cap_bytes=cap_bytes)
+    started = time.time()
+    try:
+        return Recorder(default_record_path(host_name, started), host=host_name, target=targets,
+                        cap_bytes=cap_bytes, started_at=started)
+    except (RecordError, OSError) as exc:
+        print(f"triage: warning: not recording this incident: {exc} (use --record FILE)", file=sys.stderr)
+        return None

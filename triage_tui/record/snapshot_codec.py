@@ -1,0 +1,265 @@
+"""One snapshot record: a keyframe (the whole snapshot) or a delta against the previous one.
+
+Record shapes (JSON, one line each, beside "kind": "snapshot" and "at"):
+  keyframe: {"full": <to_data(snapshot) without logs and stacks>, "logs": [...], "stacks..."}
+  delta:    {"set": <diff of the plain top-level fields>, "seq": {...}?, "logs": [...]?, "stacks..."?}
+  seq: for each keyed list that changed (processes by pid; exited by pid; observations, hypotheses
+    by id; sources by name), its entries in order, one per item or run of items:
+      K                          unchanged: the item with key K in the previous snapshot
+      [K, n]                     n unchanged items: the previous snapshot's, from K's on, in its order
+      {"key": K, "set": {...}}   that item with these fields changed
+      {"new": {...}}             a new item, in full
+  logs (omitted in a delta when nothing changed), one entry per followed log:
+    {"path", "source"}                                             unchanged
+    {"path", "source", "drop": n, "append": [lines], "set": {...}}  n oldest lines gone, these new ones
+    {"tail": {...}}                                                 a new log (or a rotated one), in full
+  stacks: "stacks_at": <taken_at of a capture written as its own "stacks" record>, or "stacks": <full>,
+    or "stacks_at": null (none); omitted when unchanged.
+Log lines are thus written once each, when first seen, however long they stay in the tail; an
+unchanged process row costs nothing (a run of them, a few bytes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from operator import attrgetter
+from typing import Any, Optional
+
+from ..model.codec import from_data, to_data
+from ..model.snapshot import (
+    ExitedProcess,
+    Hypothesis,
+    LogLine,
+    LogTail,
+    Observation,
+    ProcessInfo,
+    Snapshot,
+    SourceStatus,
+)
+from ..model.stacks import StackCapture
+from .delta import apply, diff, unknown_keys, values_getter
+
+# keyed lists: written item by item against the previous snapshot's
+_KEYED: dict[str, tuple[type, Callable[[Any], Any]]] = {
+    "processes": (ProcessInfo, attrgetter("pid")),
+    "exited": (ExitedProcess, attrgetter("pid")),
+    "observations": (Observation, attrgetter("id")),
+    "hypotheses": (Hypothesis, attrgetter("id")),
+    "sources": (SourceStatus, attrgetter("name")),
+}
+_APART = ("logs", "stacks")
+_NOT_IN_SET = tuple(_KEYED) + _APART
+
+
+def _log_key(tail: LogTail) -> tuple[str, str]:
+    return (tail.path, tail.source)
+
+
+def _overlap(old: tuple[LogLine, ...], new: tuple[LogLine, ...]) -> Optional[int]:
+    """How many of the oldest lines of `old` were dropped for `new` to be old[drop:] + appended lines;
+    None when `new` does not continue `old` (the log was truncated or rotated)."""
+    for drop in range(len(old) + 1):
+        kept = len(old) - drop
+        if kept <= len(new) and new[:kept] == old[drop:]:
+            return drop
+    return None
+
+
+def encode_sequence(old: Sequence[Any], new: Sequence[Any], cls: type, key: Callable[[Any], Any]) -> Optional[list[Any]]:
+    """Entries for `new` against `old` (see the module docstring); None when nothing changed.
+
+    Raises ValueError when keys repeat in `new` (the caller writes the list whole instead)."""
+    old_by_key = {key(item): (i, item) for i, item in enumerate(old)}
+    values = values_getter(cls)  # one C call per item; equal tuples short-cut on identical members
+    out: list[Any] = []
+    seen: set[Any] = set()
+    changed = len(old) != len(new)
+    for i, item in enumerate(new):
+        k = key(item)
+        if k in seen:
+            raise ValueError(f"repeated key {k!r}")
+        seen.add(k)
+        found = old_by_key.get(k)
+        if found is None:
+            out.append({"new": to_data(item)})
+            changed = True
+            continue
+        position, before = found
+        if before is item or values(before) == values(item):
+            last = out[-1] if out else None
+            if isinstance(last, list) and old_by_key[last[0]][0] + last[1] == position:
+                last[1] += 1  # the run of unchanged items goes on, in the previous order
+            else:
+                out.append([k, 1])
+            changed = changed or position != i
+        else:
+            out.append({"key": k, "set": diff(before, item)})
+            changed = True
+    if not changed:
+        return None
+    return [entry[0] if isinstance(entry, list) and entry[1] == 1 else entry for entry in out]
+
+
+class SnapshotEncoder:
+    """Turns each refresh's snapshot into one record dict, remembering the previous one."""
+
+    def __init__(self, keyframe_every: int = 1000) -> None:
+        self.keyframe_every = keyframe_every
+        self._prev: Optional[Snapshot] = None
+        self._since_keyframe = 0
+        self.captures_written: dict[float, StackCapture] = {}
+
+    def reset(self) -> None:
+        """Write the next snapshot whole (the previous one did not reach the file)."""
+        self._prev = None
+
+    def encode(self, snapshot: Snapshot) -> dict[str, Any]:
+        prev = self._prev
+        record: dict[str, Any] = {"kind": "snapshot", "at": snapshot.taken_at}
+        sequences: dict[str, list[Any]] = {}
+        keyframe = prev is None or self._since_keyframe >= self.keyframe_every
+        if not keyframe:
+            assert prev is not None
+            try:
+                for name, (cls, key) in _KEYED.items():
+                    entries = encode_sequence(getattr(prev, name), getattr(snapshot, name), cls, key)
+                    if entries is not None:
+                        sequences[name] = entries
+            except ValueError:  # repeated keys: items cannot be told apart, write the snapshot whole
+                keyframe = True
+        if keyframe:
+            record["full"] = to_data(dataclasses.replace(snapshot, logs=(), stacks=None))
+            del record["full"]["logs"], record["full"]["stacks"]
+            record["logs"] = [{"tail": to_data(t)} for t in snapshot.logs]
+            self._encode_stacks(record, snapshot.stacks, None, force=True)
+            self._since_keyframe = 0
+        else:
+            assert prev is not None
+            record["set"] = diff(prev, snapshot, skip=_NOT_IN_SET)
+            if sequences:
+                record["seq"] = sequences
+            if snapshot.logs != prev.logs:
+                record["logs"] = self._encode_logs(prev.logs, snapshot.logs)
+            self._encode_stacks(record, snapshot.stacks, prev.stacks, force=False)
+            self._since_keyframe += 1
+        self._prev = snapshot
+        return record
+
+    def _encode_logs(self, old_tails: tuple[LogTail, ...], tails: tuple[LogTail, ...]) -> list[Any]:
+        old_by_key = {_log_key(t): t for t in old_tails}
+        out: list[Any] = []
+        for tail in tails:
+            old = old_by_key.get(_log_key(tail))
+            drop = _overlap(old.lines, tail.lines) if old is not None else None
+            if old is None or drop is None:
+                out.append({"tail": to_data(tail)})
+                continue
+            entry: dict[str, Any] = {"path": tail.path, "source": tail.source}
+            if old != tail:
+                kept = len(old.lines) - drop
+                entry["drop"] = drop
+                entry["append"] = [to_data(line) for line in tail.lines[kept:]]
+                entry["set"] = diff(old, tail, skip=("lines",))
+            out.append(entry)
+        return out
+
+    def _encode_stacks(
+        self, record: dict[str, Any], stacks: Optional[StackCapture], old: Optional[StackCapture], force: bool
+    ) -> None:
+        if not force and (stacks is old or stacks == old):
+            return
+        if stacks is None:
+            record["stacks_at"] = None
+            return
+        written = self.captures_written.get(stacks.taken_at)
+        if written is not None and (written is stacks or written == stacks):
+            record["stacks_at"] = stacks.taken_at
+        else:
+            record["stacks"] = to_data(stacks)
+
+
+class SnapshotDecoder:
+    """Rebuilds full snapshots from the records of SnapshotEncoder, in order."""
+
+    def __init__(self, unknown: Callable[[str], None]) -> None:
+        self.unknown = unknown
+        self.prev: Optional[Snapshot] = None
+        self.captures: dict[float, StackCapture] = {}
+
+    def reset(self) -> None:
+        """Forget the previous snapshot: deltas cannot be applied until the next keyframe."""
+        self.prev = None
+
+    def decode(self, record: dict[str, Any]) -> Snapshot:
+        """The full snapshot of `record`. Raises ValueError (or KeyError/TypeError) when it cannot be rebuilt."""
+        changes: dict[str, Any] = {}
+        if "full" in record:
+            full = record["full"]
+            if not isinstance(full, dict):
+                raise ValueError("keyframe is not an object")
+            self._report_unknown(Snapshot, full)
+            for name, (cls, _) in _KEYED.items():
+                for item in full.get(name) or ():
+                    self._report_unknown(cls, item)
+            base: Snapshot = from_data(Snapshot, full)
+            changes.update(logs=(), stacks=None)
+        elif self.prev is None:
+            raise ValueError("a delta with no full snapshot before it")
+        else:
+            base = apply(self.prev, record.get("set", {}), self.unknown)
+            for name, entries in (record.get("seq") or {}).items():
+                if name in _KEYED:
+                    cls, key = _KEYED[name]
+                    changes[name] = self._decode_sequence(entries, getattr(self.prev, name), cls, key)
+                else:
+                    self.unknown(f"Snapshot.{name}")
+        if "logs" in record:
+            changes["logs"] = self._decode_logs(record["logs"], self.prev.logs if self.prev else ())
+        if "stacks" in record:
+            changes["stacks"] = from_data(StackCapture, record["stacks"]) if record["stacks"] is not None else None
+        elif "stacks_at" in record:
+            at = record["stacks_at"]
+            if at is not None and at not in self.captures:
+                raise ValueError(f"refers to a stack capture taken at {at} that is not in the record")
+            changes["stacks"] = self.captures[at] if at is not None else None
+        snapshot = dataclasses.replace(base, **changes) if changes else base
+        self.prev = snapshot
+        return snapshot
+
+    def _report_unknown(self, cls: type, data: Any) -> None:
+        if isinstance(data, dict):
+            for what in unknown_keys(cls, data):
+                self.unknown(what)
+
+    def _decode_sequence(
+        self, entries: list[Any], old: Sequence[Any], cls: type, key: Callable[[Any], Any]
+    ) -> tuple[Any, ...]:
+        old_by_key = {key(item): (i, item) for i, item in enumerate(old)}
+        out: list[Any] = []
+        for entry in entries:
+            if isinstance(entry, list):  # [K, n]: n unchanged items from K's on, in the previous order
+                start = old_by_key[entry[0]][0]
+                out.extend(old[start:start + entry[1]])
+            elif isinstance(entry, dict) and "new" in entry:
+                self._report_unknown(cls, entry["new"])
+                out.append(from_data(cls, entry["new"]))
+            elif isinstance(entry, dict):
+                out.append(apply(old_by_key[entry["key"]][1], entry["set"], self.unknown))
+            else:
+                out.append(old_by_key[entry][1])
+        return tuple(out)
+
+    def _decode_logs(self, entries: list[Any], old_tails: tuple[LogTail, ...]) -> tuple[LogTail, ...]:
+        old_by_key = {_log_key(t): t for t in old_tails}
+        out: list[LogTail] = []
+        for entry in entries:
+            if "tail" in entry:
+                out.append(from_data(LogTail, entry["tail"]))
+                continue
+            old = old_by_key[(entry["path"], entry["source"])]
+            if "drop" in entry:
+                lines = old.lines[entry["drop"]:] + tuple(from_data(LogLine, x) for x in entry["append"])
+                old = dataclasses.replace(apply(old, entry.get("set", {}), self.unknown), lines=lines)
+            out.append(old)
+        return tuple(out)

@@ -1,0 +1,387 @@
+"""The interactive app: six panes over an Incident, refreshed by thread workers.
+
+The UI thread never calls the host: `Incident.tick`, `capture_stacks`, the smaps read and the
+report export run in thread workers, which post messages back. Each blocking call runs in a
+daemon thread the worker waits on while checking for cancellation, so quitting never waits
+for a slow source (the host's own hard timeouts end that thread later).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Optional
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Container
+from textual.widgets import Footer, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from ..collect.smaps_files import FileMapping, mappings_by_file
+from ..model.snapshot import Snapshot
+from .export import export_report
+from .header import render_banner, render_header
+from .messages import MappingsReady, ReportExported, SnapshotReady, StacksFailed, StacksReady, TickFailed
+from .panes import Pane, View
+from .panes.gpus import GpusPane
+from .panes.hypotheses import HypothesesPane
+from .panes.log import LogPane
+from .panes.memory import MemoryPane
+from .panes.processes import ProcessesPane
+from .panes.stacks import StacksPane
+from .process_rows import IdleTracker
+from .screens import HelpScreen, MappingsScreen
+from .workers import Cancelled, call_cancellable
+
+HISTORY = 12  # snapshots kept for sparklines
+IDLE_WINDOW = 300  # snapshots replayed to compute idle times when looking back
+PANE_IDS = ("processes", "gpus", "memory", "log", "stacks", "hypotheses")
+
+
+class TriageApp(App[None]):
+    CSS_PATH = "triage.tcss"
+    TITLE = "triage"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-medium"), (200, "-wide")]
+    BINDINGS = [
+        *(Binding(str(n), f"focus_pane({n})", f"pane {n}", show=False) for n in range(1, 7)),
+        Binding("z", "zoom", "zoom"),
+        Binding("s", "capture(False)", "stacks"),
+        Binding("S", "capture(True)", "all stacks"),
+        Binding("m", "memory_map", "mem map", show=False),
+        Binding("p", "pause", "pause"),
+        Binding("r", "refresh_now", "refresh"),
+        Binding("left_square_bracket", "step(-1)", "back", show=False),
+        Binding("right_square_bracket", "step(1)", "fwd", show=False),
+        Binding("left_curly_bracket", "jump(-60)", "-1 min", show=False),
+        Binding("right_curly_bracket", "jump(60)", "+1 min", show=False),
+        Binding("end", "live", "live", show=False, priority=True),
+        Binding("e", "export", "export", show=False),
+        Binding("question_mark", "help", "help"),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(
+        self,
+        incident: Any,
+        interval: float = 2.0,
+        theme: str = "dark",
+        live: bool = True,
+        clock: Callable[[], float] = time.time,
+        export_dir: str = ".",
+        auto_stacks: bool = False,
+    ) -> None:
+        super().__init__()
+        self.auto_stacks = auto_stacks  # capture the whole target once, by itself, when it all idles
+        self.incident = incident
+        self.interval = interval
+        self.live = live
+        self.clock = clock
+        self.export_dir = export_dir
+        self.theme = "textual-light" if theme == "light" else "textual-dark"
+        self.paused = False
+        self.collecting_since: Optional[float] = None
+        self.last_error = ""
+        self.view_at: Optional[float] = None  # taken_at of the snapshot shown while looking back
+        self.idle = IdleTracker.over(list(incident.timeline)[-IDLE_WINDOW:])
+        self.zoomed: Optional[str] = None
+        self.last_export: Optional[str] = None
+        self.ticks_started = 0
+        self._capturing = False
+
+    # ------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield Static("", id="header")
+        yield Static("", id="banner")
+        with Container(id="panes"):
+            yield ProcessesPane(id="processes", classes="pane")
+            yield GpusPane(id="gpus", classes="pane")
+            yield MemoryPane(id="memory", classes="pane")
+            yield LogPane(id="log", classes="pane")
+            yield StacksPane(id="stacks", classes="pane")
+            yield HypothesesPane(id="hypotheses", classes="pane")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#banner").display = False
+        self.pane(1).focus_target.focus()
+        self.render_all()
+        if self.live:
+            self.set_interval(self.interval, self.refresh_timer_fired)
+            self.request_tick()
+
+    def pane(self, number: int) -> Pane:
+        return self.query_one(f"#{PANE_IDS[number - 1]}", Pane)
+
+    def focused_pane(self) -> Optional[Pane]:
+        node = self.focused
+        while node is not None and not isinstance(node, Pane):
+            node = node.parent  # type: ignore[assignment]
+        return node
+
+    # ------------------------------------------------------------ what is shown
+    def shown_snapshot(self) -> Optional[Snapshot]:
+        timeline = self.incident.timeline
+        if not timeline:
+            return None
+        if self.view_at is None:
+            return timeline[-1]
+        return timeline[self._index_of(self.view_at)]
+
+    def _index_of(self, taken_at: float) -> int:
+        timeline = self.incident.timeline
+        for i in range(len(timeline) - 1, -1, -1):
+            if timeline[i].taken_at <= taken_at:
+                return i
+        return 0
+
+    def _view(self, snap: Snapshot) -> View:
+        timeline = self.incident.timeline
+        if self.view_at is None:
+            return View(snap, timeline[-HISTORY:], self.idle, list(self.incident.changelog))
+        i = self._index_of(self.view_at)
+        idle = IdleTracker.over(timeline[max(0, i - IDLE_WINDOW): i + 1])
+        return View(snap, timeline[max(0, i - HISTORY + 1): i + 1], idle, list(self.incident.changelog))
+
+    def render_all(self) -> None:
+        snap = self.shown_snapshot()
+        self.render_header()
+        if snap is None:
+            return
+        view = self._view(snap)
+        for number in range(1, 7):
+            self.pane(number).show(view)
+
+    def render_header(self) -> None:
+        latest = self.incident.latest
+        self.query_one("#header", Static).update(render_header(
+            latest, self.interval, self.clock(), self.paused, self.collecting_since, self.last_error,
+            host=getattr(self.incident.host, "name", ""), live=self.live,
+            recording=str(getattr(getattr(self.incident, "recorder", None), "message", "") or ""),
+        ))
+        banner = self.query_one("#banner", Static)
+        shown = self.shown_snapshot()
+        if self.view_at is not None and shown is not None:
+            timeline = self.incident.timeline
+            banner.update(render_banner(shown, self._index_of(self.view_at), len(timeline), latest, self.live))
+            banner.display = True
+        else:
+            banner.display = False
+
+    # ------------------------------------------------------------ refresh
+    def refresh_timer_fired(self) -> None:
+        self.render_header()  # a slow refresh shows as stale even while nothing arrives
+        if not self.paused:
+            self.request_tick()
+
+    def request_tick(self) -> bool:
+        """Start a refresh unless one is running; True when one was started."""
+        if self.collecting_since is not None:
+            return False
+        self.collecting_since = self.clock()
+        self.ticks_started += 1
+        self._collect()
+        return True
+
+    @work(thread=True, group="collect", exit_on_error=False)
+    def _collect(self) -> None:
+        try:
+            snapshot = call_cancellable(self.incident.tick)
+        except Cancelled:
+            return
+        except Exception as exc:  # the host promises not to raise; if it does, say so and go on
+            if not get_current_worker().is_cancelled:
+                self.post_message(TickFailed(f"{type(exc).__name__}: {exc}"))
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(SnapshotReady(snapshot))
+
+    def on_snapshot_ready(self, message: SnapshotReady) -> None:
+        self.collecting_since = None
+        self.last_error = ""
+        self.idle.update(message.snapshot)
+        if self.auto_stacks and any(o.id == "all-idle" for o in message.snapshot.observations):
+            self.auto_stacks = False  # once: py-spy pauses the target, so it is never repeated unasked
+            self.action_capture(True)
+        if self.view_at is None:
+            self.render_all()
+        else:
+            self.render_header()  # looking back: the panes stay, the banner counts on
+
+    def on_tick_failed(self, message: TickFailed) -> None:
+        self.collecting_since = None
+        self.last_error = message.error
+        self.render_header()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "collect" and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
+            self.collecting_since = None
+
+    # ------------------------------------------------------------ keys: panes
+    def action_focus_pane(self, number: int) -> None:
+        pane = self.pane(number)
+        if self.zoomed is not None and self.zoomed != pane.id:
+            self._set_zoom(pane.id)
+        pane.focus_target.focus()
+        pane.scroll_visible(animate=False)
+
+    def action_zoom(self) -> None:
+        pane = self.focused_pane() or self.pane(1)
+        self._set_zoom(None if self.zoomed == pane.id else pane.id)
+
+    def _set_zoom(self, pane_id: Optional[str]) -> None:
+        self.zoomed = pane_id
+        self.screen.set_class(pane_id is not None, "-zoom")
+        for pane in self.query(".pane"):
+            pane.set_class(pane.id == pane_id, "-zoomed")
+
+    # ------------------------------------------------------------ keys: refresh and time
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        self.render_header()
+
+    def action_refresh_now(self) -> None:
+        self.request_tick()
+
+    def action_step(self, delta: int) -> None:
+        timeline = self.incident.timeline
+        if not timeline:
+            return
+        i = len(timeline) - 1 if self.view_at is None else self._index_of(self.view_at)
+        i += delta
+        if i >= len(timeline) - 1 and delta > 0:
+            self.action_live()
+            return
+        self.view_at = timeline[max(0, i)].taken_at
+        self.render_all()
+
+    def action_jump(self, seconds: int) -> None:
+        timeline = self.incident.timeline
+        if not timeline:
+            return
+        base = timeline[-1].taken_at if self.view_at is None else self.view_at
+        target = base + seconds
+        if target >= timeline[-1].taken_at:
+            self.action_live()
+            return
+        self.view_at = timeline[self._index_of(max(target, timeline[0].taken_at))].taken_at
+        self.render_all()
+
+    def action_live(self) -> None:
+        self.view_at = None
+        self.render_all()
+
+    # ------------------------------------------------------------ keys: on-demand reads
+    def selected_pids(self) -> tuple[int, ...]:
+        procs = self.query_one(ProcessesPane)
+        if procs.tagged:
+            return tuple(sorted(procs.tagged))
+        pid = procs.selected_pid()
+        return (pid,) if pid is not None else ()
+
+    def action_capture(self, whole_target: bool) -> None:
+        if self._capturing:
+            self.notify("a stack capture is already running")
+            return
+        pids: Optional[tuple[int, ...]] = None if whole_target else self.selected_pids()
+        if pids == ():
+            self.notify("no process selected")
+            return
+        what = "the whole target" if pids is None else f"{len(pids)} process{'es' if len(pids) > 1 else ''} ({', '.join(map(str, pids[:6]))})"
+        self._capturing = True
+        self.query_one(StacksPane).set_progress(f"capturing stacks of {what} with py-spy…")
+        self._capture(pids)
+
+    @work(thread=True, group="stacks", exit_on_error=False)
+    def _capture(self, pids: Optional[Sequence[int]]) -> None:
+        try:
+            capture = call_cancellable(self.incident.capture_stacks, pids)
+        except Cancelled:
+            return
+        except Exception as exc:
+            if not get_current_worker().is_cancelled:
+                self.post_message(StacksFailed(f"stack capture failed: {type(exc).__name__}: {exc}"))
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(StacksReady(capture))
+
+    def on_stacks_ready(self, message: StacksReady) -> None:
+        self._capturing = False
+        self.query_one(StacksPane).set_capture(message.capture)
+
+    def on_stacks_failed(self, message: StacksFailed) -> None:
+        self._capturing = False
+        self.query_one(StacksPane).set_error(message.error)
+
+    def action_memory_map(self) -> None:
+        procs = self.query_one(ProcessesPane)
+        pid = procs.selected_pid()
+        snap = self.shown_snapshot()
+        if pid is None or snap is None:
+            self.notify("no process selected")
+            return
+        info = snap.process(pid)
+        targets = tuple(p.pid for p in snap.processes if not p.exited)
+        self.push_screen(MappingsScreen(pid, info.name if info else "?"))
+        self._read_mappings(pid, targets)
+
+    @work(thread=True, group="smaps", exclusive=True, exit_on_error=False)
+    def _read_mappings(self, pid: int, targets: tuple[int, ...]) -> None:
+        reader = getattr(self.incident.host, "mappings_by_file", None) or mappings_by_file
+        mappings: Sequence[FileMapping] = ()
+        error = ""
+        try:
+            mappings = call_cancellable(reader, pid, targets)
+        except Cancelled:
+            return
+        except Exception as exc:
+            error = f"cannot read /proc/{pid}/smaps: {type(exc).__name__}: {exc}"
+        if not get_current_worker().is_cancelled:
+            self.post_message(MappingsReady(pid, mappings, error))
+
+    def on_mappings_ready(self, message: MappingsReady) -> None:
+        screen = self.screen
+        if isinstance(screen, MappingsScreen) and screen.pid == message.pid:
+            snap = self.shown_snapshot()
+            screen.show_mappings(message.mappings, message.error, len(snap.processes) if snap else 0)
+
+    def action_export(self) -> None:
+        self.notify("writing the report…")
+        self._export()
+
+    @work(thread=True, group="export", exclusive=True, exit_on_error=False)
+    def _export(self) -> None:
+        try:
+            path = call_cancellable(export_report, self.incident, self.export_dir)
+        except Cancelled:
+            return
+        except Exception as exc:
+            self.post_message(ReportExported("", f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(ReportExported(path))
+
+    def on_report_exported(self, message: ReportExported) -> None:
+        if message.error:
+            self.notify(f"report not written: {message.error}", severity="error")
+            return
+        self.last_export = message.path
+        self.notify(f"report written to {message.path}", timeout=10)
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    async def action_quit(self) -> None:
+        self.workers.cancel_all()
+        self.exit()
+
+
+def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: bool = True, auto_stacks: bool = False) -> int:
+    """Open the app on `incident` (a live Incident, the demo's, or a replay source) until the user quits."""
+    app = TriageApp(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks)
+    try:
+        app.run()
+    finally:
+        incident.close()
+    return 0

@@ -1,0 +1,68 @@
+"""The header line (host, target, interval, last good snapshot, stale sources) and the look-back banner."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from rich.text import Text
+
+from ..model.snapshot import Snapshot
+from . import format as fmt
+
+
+def render_header(
+    snapshot: Optional[Snapshot],
+    interval_s: float,
+    now: float,
+    paused: bool = False,
+    collecting_since: Optional[float] = None,
+    last_error: str = "",
+    host: str = "",
+    live: bool = True,
+    recording: str = "",
+) -> Text:
+    out = Text()
+    out.append("triage ", style="bold")
+    out.append(f"{snapshot.host if snapshot else host} ", style="bold cyan")
+    if snapshot is not None:
+        roots = ", ".join(f"{r.pid} ({r.reason})" for r in snapshot.target.roots) or "no root"
+        specs = [s for s in snapshot.target.specs if s not in {str(r.pid) for r in snapshot.target.roots}]
+        prefix = " ".join(specs) + " → " if specs else ("auto → " if snapshot.target.auto_picked else "")
+        out.append(f"· {prefix}{roots} ")
+    if live:
+        out.append(f"· every {interval_s:g}s ")
+    else:
+        out.append("· replay ")
+    if snapshot is not None:
+        age = now - snapshot.taken_at
+        stale = live and age > max(3 * interval_s, interval_s + 5)
+        out.append(f"· last good {fmt.clock(snapshot.taken_at)}", style="bold red" if stale else "")
+        if stale:
+            out.append(f" ({fmt.duration(age)} ago)", style="bold red")
+        bad = [s for s in snapshot.sources if s.status != "ok"]
+        if bad:
+            out.append(" · ")
+            out.append(", ".join(f"{s.name} {s.status}" + (f" ({s.detail})" if s.detail else "") for s in bad), style="yellow")
+    else:
+        out.append("· waiting for the first refresh", style="dim")
+    if collecting_since is not None and now - collecting_since > 2 * interval_s:
+        out.append(f" · refresh slow: {fmt.duration(now - collecting_since)}", style="bold yellow")
+    if last_error:
+        out.append(f" · refresh failed: {last_error}", style="bold red")
+    if recording.startswith("recording to"):
+        out.append(" · rec", style="red")
+    elif recording:
+        out.append(f" · {recording}", style="yellow")
+    if paused:
+        out.append(" · PAUSED (p resumes)", style="reverse bold")
+    return out
+
+
+def render_banner(shown: Snapshot, index: int, count: int, latest: Optional[Snapshot], live: bool = True) -> Text:
+    behind = (latest.taken_at - shown.taken_at) if latest is not None else 0.0
+    tail = "End back to live · collection continues" if live else "End: the last moment recorded"
+    return Text(
+        f"LOOKING BACK: refresh {index + 1} of {count} at {fmt.clock(shown.taken_at)}, {fmt.duration(behind)} before the latest "
+        f"· [ ] step · {{ }} minute · {tail}",
+        style="bold",
+    )

@@ -1,0 +1,79 @@
+"""Pane 2: one row per GPU (memory bar, utilisation, power against limit, holders) with sparklines."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from ...model.unavailable import is_known
+from .. import format as fmt
+from . import Pane, PaneScroll, View
+
+HISTORY = 12  # samples in each sparkline
+
+
+class GpusPane(Pane):
+    number = 2
+    title = "GPUs"
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        with PaneScroll(id="gpu-scroll"):
+            yield Static("waiting for the first refresh", id="gpu-body")
+
+    @property
+    def focus_target(self) -> PaneScroll:
+        return self.query_one(PaneScroll)
+
+    def show(self, view: View) -> None:
+        self._view = view
+        self._redraw()
+
+    def on_resize(self) -> None:
+        self._redraw()
+
+    def _redraw(self) -> None:
+        view = getattr(self, "_view", None)
+        if view is not None:
+            self.query_one("#gpu-body", Static).update(render_gpus(view, max(20, self.size.width - 2)))
+
+
+def render_gpus(view: View, width: int = 80) -> Text:
+    report = view.snapshot.gpus
+    if report.error is not None:
+        return Text(f"no GPUs shown: {fmt.reason(report.error)}", style="yellow")
+    if not report.devices:
+        why = "no GPU found" if report.source != "none" else "no GPU source ran (no NVIDIA driver or library found)"
+        return Text(why, style="yellow")
+    history: dict[int, list[tuple[float | None, float | None]]] = {}
+    for snap in list(view.history)[-HISTORY:]:
+        for d in snap.gpus.devices:
+            util = float(d.utilization_gpu_percent) if is_known(d.utilization_gpu_percent) else None  # type: ignore[arg-type]
+            history.setdefault(d.index, []).append((fmt.ratio(d.memory_used_bytes, d.memory_total_bytes), util))
+    out = Text()
+    out.append(f"{'#':>2} {'memory used/total':<21} {'util':>4} {'power':>8} PIDs  mem·util\n", style="bold")
+    for d in report.devices:
+        if d.error is not None or d.lost:
+            out.append(f"{d.index:>2} ")
+            out.append((fmt.reason(d.error) or "lost") + "\n", style="red")
+            continue
+        frac = fmt.ratio(d.memory_used_bytes, d.memory_total_bytes)
+        used = fmt.mib(d.memory_used_bytes).removesuffix("MiB")
+        out.append(f"{d.index:>2} {fmt.bar(frac, 6)} {used + '/' + fmt.mib(d.memory_total_bytes):<14} ")
+        util = fmt.percent(d.utilization_gpu_percent)
+        out.append(f"{util:>4}", style="bold yellow" if util == "0%" and frac and frac > 0.5 else "")
+        out.append(f" {_watts(d.power_draw_w) + '/' + _watts(d.power_limit_w) + 'W':>8} ")
+        pids = ",".join(str(p.local_pid if p.local_pid is not None else p.pid) for p in d.processes) or "-"
+        out.append(pids)
+        # the sparklines take whatever width is left on the line (none at all in a narrow pane)
+        room = width - (2 + 1 + 6 + 1 + 14 + 1 + 4 + 1 + 8 + 1 + len(pids)) - 1
+        hist = history.get(d.index, [])
+        each = min(HISTORY, (room - 1) // 2)
+        if each >= 3:
+            out.append(" " + fmt.sparkline([m for m, _ in hist], each, top=1.0) + "·" + fmt.sparkline([u for _, u in hist], each, top=100.0),
+                       style="cyan")
+        out.append("\n")
+    return out
+
+
+def _watts(value: object) -> str:
+    return f"{float(value):.0f}" if is_known(value) else "n/a"  # type: ignore[arg-type]

@@ -1,0 +1,94 @@
+"""Pane 5: the latest stack capture, grouped by identical stack, the odd one out marked."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from rich.text import Text
+from textual.widgets import Static
+
+from ...model.stacks import StackCapture
+from .. import format as fmt
+from . import Pane, PaneScroll, View
+
+HOW_TO = ("No stack capture yet. Press s for the selected (or tagged) processes, S for the whole target "
+          "(py-spy dump: it pauses each process for a moment).")
+
+
+class StacksPane(Pane):
+    number = 5
+    title = "Stacks"
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.progress = ""  # "capturing stacks of 8 processes…" while a capture runs
+        self.error = ""
+        self._capture: Optional[StackCapture] = None
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        with PaneScroll(id="stack-scroll"):
+            yield Static(HOW_TO, id="stack-body")
+
+    @property
+    def focus_target(self) -> PaneScroll:
+        return self.query_one(PaneScroll)
+
+    def show(self, view: View) -> None:
+        if view.snapshot.stacks is not None:
+            self._capture = view.snapshot.stacks
+        self._redraw()
+
+    def set_capture(self, capture: StackCapture) -> None:
+        self._capture = capture
+        self.progress = ""
+        self.error = ""
+        self._redraw()
+
+    def set_progress(self, text: str) -> None:
+        self.progress = text
+        self.error = ""
+        self._redraw()
+
+    def set_error(self, text: str) -> None:
+        self.progress = ""
+        self.error = text
+        self._redraw()
+
+    def _redraw(self) -> None:
+        out = Text()
+        if self.progress:
+            out.append(self.progress + "\n", style="bold cyan")
+        if self.error:
+            out.append(self.error + "\n", style="bold red")
+        if self._capture is None:
+            out.append(HOW_TO, style="" if not self.progress else "dim")
+        else:
+            out.append_text(render_capture(self._capture))
+        self.query_one("#stack-body", Static).update(out)
+
+
+def render_capture(capture: StackCapture) -> Text:
+    out = Text()
+    out.append(f"capture at {fmt.clock(capture.taken_at)} of {len(capture.pids)} processes, "
+               f"{len(capture.groups)} groups ({capture.duration_ms:.0f} ms)\n", style="bold")
+    for note in capture.notes:
+        out.append(f"note: {note}\n", style="yellow")
+    failed = [p for p in capture.processes if p.error is not None]
+    for p in failed:
+        out.append(f"PID {p.pid}: {fmt.reason(p.error)}\n", style="red")
+    for g in sorted(capture.groups, key=lambda g: not g.odd_one_out):  # the rank that differs first
+        who = ", ".join(str(p) for p in g.pids[:8]) + ("…" if len(g.pids) > 8 else "")
+        head = f"{'ODD ONE OUT ' if g.odd_one_out else ''}{len(g.members)} threads in {len(g.pids)} processes ({who})"
+        out.append(head + "\n", style="bold magenta" if g.odd_one_out else "bold")
+        out.append(f"  wait: {g.wait_kind}" + (f" in {g.wait_frame}" if g.wait_frame else ""))
+        if g.unchanged_for_s is not None:
+            out.append(f", unchanged for {fmt.duration(g.unchanged_for_s)}")
+        out.append("\n")
+        if g.odd_one_out and g.departs_at:
+            out.append(f"  departs at: {g.departs_at}\n", style="magenta")
+        for f in g.frames[:6]:
+            where = f" ({f.file}:{f.line})" if f.file else ""
+            out.append(f"    {f.function}{where}\n", style="dim" if f.native else "")
+        if len(g.frames) > 6:
+            out.append(f"    … {len(g.frames) - 6} more frames\n", style="dim")
+    return out
