@@ -27,7 +27,7 @@ def export_report(incident: Any, directory: str = ".") -> str:
     """Write the report; return the path written. Blocking file I/O: call it from a thread worker."""
     export_markdown = _optional("triage_tui.record.export", "export_markdown")
     if export_markdown is not None:
-        return str(export_markdown(incident))
+        return str(export_markdown(incident, directory))
     render = _optional("triage_tui.render.markdown", "render_report_markdown")
     timeline = list(incident.timeline)
     text = render(timeline, list(incident.changelog)) if render is not None else summary_markdown(timeline, list(incident.changelog))
