@@ -28,16 +28,15 @@ def run(args: argparse.Namespace) -> int:
     from ..record.recorder import RecordError, recorder_from_args
     from .report import make_host, port_of  # one place builds the host (local, or the ssh part's)
 
-    for path in args.log:
+    for path in args.log if not getattr(args, "ssh", None) else ():  # with --ssh the files are on the node
         problem = check_log_readable(path)
         if problem is not None:
             return fail(f"cannot read --log {path}: {problem.reason}" + (f" ({problem.hint})" if problem.hint else ""))
     port = port_of(args)
-    host = make_host(args)
-    if getattr(args, "ssh", None) and type(host).__name__ == "LocalHost":
-        # never watch this machine while the user asked for another one
-        host.close()
-        return fail(f"--ssh {args.ssh}: watching a remote node is not available in this build (no SSH host)")
+    try:
+        host = make_host(args)
+    except TargetError as exc:
+        return fail(str(exc))
     try:
         target = host.resolve(args.targets, port=port)
     except TargetError as exc:

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Optional, TextIO
 
-from ..collect.logs import LogsCollector, check_log_readable
+from ..collect.logs import check_log_readable
 from ..host.base import CollectOptions, Host, TargetError
 from ..incident import Incident
 from ..model.codec import to_json
@@ -69,13 +69,9 @@ def report_json(snapshot: Snapshot) -> str:
 
 def make_host(args: argparse.Namespace) -> Host:
     """The host to watch: this machine, or the node named by --ssh. Raises TargetError (one line)."""
-    if getattr(args, "ssh", None):
-        from ..host.select import host_from_args
+    from ..host.select import host_from_args
 
-        return host_from_args(args)
-    from ..host.local import LocalHost
-
-    return LocalHost(logs=LogsCollector())
+    return host_from_args(args)
 
 
 def run_report(

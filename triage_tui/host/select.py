@@ -3,33 +3,21 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from .base import Host
 
 
 def local_host() -> Host:
-    """LocalHost with every source this build has: logs (LogsCollector) and GPUs (NVML, nvidia-smi).
+    """LocalHost with every source this build has: logs (LogsCollector) and GPUs (LocalHost's default:
+    NVML, nvidia-smi where the binding cannot load).
 
     The one composition of a local run; the SSH agent builds the node's host with it too, so a remote
     refresh reads exactly what a local one would.
     """
+    from ..collect.logs import LogsCollector
     from .local import LocalHost
 
-    parts: dict[str, Any] = {}
-    try:
-        from ..collect.logs import LogsCollector
-
-        parts["logs"] = LogsCollector()
-    except ImportError:  # a build without the logs part: the snapshot's logs stay empty
-        pass
-    try:
-        from ..collect.gpu import join_gpus_to_processes, local_gpu_collector
-
-        parts["gpus"], parts["join_gpus"] = local_gpu_collector(), join_gpus_to_processes
-    except ImportError:  # a build without the gpu part
-        pass
-    return LocalHost(**parts)
+    return LocalHost(logs=LogsCollector())
 
 
 def host_from_args(args: argparse.Namespace) -> Host:
