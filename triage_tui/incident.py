@@ -78,6 +78,12 @@ class Incident:
                 self.recorder.write_changes(snapshot.taken_at, diagnosis.changes)
         return snapshot
 
+    @staticmethod
+    def wants_auto_stacks(snapshot: Snapshot) -> bool:
+        """True when the engine saw the whole target idle: the moment `--auto-stacks` captures, once
+        (py-spy pauses the target, so no face repeats it unasked)."""
+        return any(o.id == "all-idle" for o in snapshot.observations)
+
     def target_pids(self) -> tuple[int, ...]:
         latest = self.latest
         return tuple(p.pid for p in latest.processes if not p.exited) if latest else ()

@@ -9,7 +9,6 @@ launcher notices (PR_SET_PDEATHSIG) and cleans up by itself.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 
 from ..demo.incident import DemoError, DemoIncident, DemoInfo, exit_on_hangup_and_term
@@ -35,6 +34,7 @@ def _app_args(args: argparse.Namespace, info: DemoInfo) -> argparse.Namespace:
 def _report(args: argparse.Namespace, info: DemoInfo) -> int:
     report_args = argparse.Namespace(
         interval=args.interval, smaps_budget_ms=100.0, duration=args.duration, format=args.format,
+        record=args.record, no_record=args.no_record, auto_stacks=args.auto_stacks,
     )
     return run_report(report_args, [str(info.launcher_pid)], [info.log_path], info.port)
 
@@ -56,10 +56,6 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             if args.report:
-                return _report(args, info)
-            if importlib.util.find_spec("triage_tui.ui") is None:
-                print("triage demo: the interactive app is not built yet; printing the report instead",
-                      file=sys.stderr)
                 return _report(args, info)
             from . import app
 

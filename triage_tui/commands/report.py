@@ -8,7 +8,6 @@ timeline. The JSON is the last snapshot with hypotheses sorted by score (docs/re
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from typing import Optional, TextIO
@@ -16,9 +15,11 @@ from typing import Optional, TextIO
 from ..collect.logs import check_log_readable
 from ..host.base import CollectOptions, Host, TargetError
 from ..incident import Incident
-from ..model.codec import to_json
 from ..model.snapshot import Snapshot
-from ..render.markdown import render_report_markdown, sorted_hypotheses
+from ..record.export import report_from_record
+from ..record.recorder import RecordError, recorder_from_args
+from ..render.markdown import render_report_markdown
+from ..render.report_json import render_report_json
 from . import fail
 
 PSS_EXTRA_TICKS = 3  # at most this many extra ticks waiting for the off-thread PSS reads to land
@@ -41,8 +42,11 @@ def _pss_missing(snapshot: Snapshot) -> bool:
     return memory.pss_covered < memory.processes
 
 
-def watch(incident: Incident, duration_s: float, interval_s: float) -> Snapshot:
-    """Tick at 0, every interval, and at `duration_s`; then, bounded, until PSS covers the tree."""
+def watch(incident: Incident, duration_s: float, interval_s: float, auto_stacks: bool = False) -> Snapshot:
+    """Tick at 0, every interval, and at `duration_s`; then, bounded, until PSS covers the tree.
+
+    auto_stacks: the first time the engine sees the whole target idle, capture its stacks once (py-spy
+    pauses the target, so never again unasked) and tick once more so the engine reads them."""
     start = time.monotonic()
     last = incident.tick()
     k = 1
@@ -50,6 +54,9 @@ def watch(incident: Incident, duration_s: float, interval_s: float) -> Snapshot:
         due = min(k * interval_s, duration_s)
         time.sleep(max(0.0, start + due - time.monotonic()))
         last = incident.tick()
+        if auto_stacks and incident.latest_stacks is None and Incident.wants_auto_stacks(last):
+            incident.capture_stacks()
+            last = incident.tick()
         if due >= duration_s:
             break
         k += 1
@@ -60,11 +67,6 @@ def watch(incident: Incident, duration_s: float, interval_s: float) -> Snapshot:
         wait(PSS_WAIT_S)  # smaps_rollup runs off-thread: let this tick's reads finish, then pick them up
         last = incident.tick()
     return last
-
-
-def report_json(snapshot: Snapshot) -> str:
-    ranked = dataclasses.replace(snapshot, hypotheses=tuple(sorted_hypotheses(snapshot.hypotheses)))
-    return to_json(ranked, indent=2)
 
 
 def make_host(args: argparse.Namespace) -> Host:
@@ -95,13 +97,22 @@ def run_report(
         options = CollectOptions(
             logs=tuple(logs), port=port, interval_s=args.interval, smaps_budget_ms=args.smaps_budget_ms,
         )
-        incident = Incident(host, target, options)
+        try:
+            recorder = recorder_from_args(args, host.name)
+        except (RecordError, OSError) as exc:  # --record FILE named by the user and not writable
+            return fail(f"--record: {exc}")
+        incident = Incident(host, target, options, recorder=recorder)
         if sys.stderr.isatty():
             roots = ", ".join(f"PID {r.pid}" for r in target.roots) or "nothing"
             print(f"triage: watching {roots} for {args.duration:g} s ...", file=sys.stderr)
-        last = watch(incident, args.duration, args.interval)
+        try:
+            last = watch(incident, args.duration, args.interval, bool(getattr(args, "auto_stacks", False)))
+        finally:
+            if recorder is not None:
+                recorder.close()
+                print(f"triage: {recorder.message}", file=sys.stderr)
         if args.format == "json":
-            print(report_json(last), file=out)
+            print(render_report_json(last), file=out)
         else:
             print(render_report_markdown(incident.timeline, incident.changelog), end="", file=out)
         return 0
@@ -111,5 +122,9 @@ def run_report(
 
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "from_file", None):
-        return fail("`report --from FILE` needs the incident record, which is not built yet (issue #8)")
+        try:
+            print(report_from_record(args.from_file, args.format), end="" if args.format == "md" else "\n")
+        except RecordError as exc:
+            return fail(str(exc))
+        return 0
     return run_report(args, list(args.targets), list(args.log), port_of(args))

@@ -6,7 +6,6 @@ only feeds it the incident so far, or a recording, and writes the file.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import sys
@@ -15,22 +14,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from ..model.codec import to_json
 from ..model.snapshot import Snapshot
+from ..render.markdown import render_report_markdown
+from ..render.report_json import render_report_json
 from .reader import read_record
 from .recorder import RecordError
 
 
-def sorted_hypotheses(hypotheses: Sequence[Any]) -> list[Any]:
-    from ..render.markdown import sorted_hypotheses as by_score  # the live report's order
-
-    return by_score(hypotheses)
-
-
 def _render_markdown(snapshots: Sequence[Snapshot], changelog: Sequence[str]) -> str:
-    # Imported here: the renderer lives in another part (render/), and record/ must import without it.
-    from ..render.markdown import render_report_markdown
-
     return render_report_markdown(list(snapshots), list(changelog))
 
 
@@ -70,8 +61,7 @@ def report_from_record(
             say(line)
         if not recording.snapshots:
             raise RecordError(f"{path} holds no snapshot to report on")
-        last = recording.snapshots[-1]
-        return to_json(dataclasses.replace(last, hypotheses=tuple(sorted_hypotheses(last.hypotheses))), indent=2)
+        return render_report_json(recording.snapshots[-1])
     text = _render_markdown(recording.snapshots, recording.changelog)
     if recording.skipped:
         text = text.rstrip("\n") + "\n\n## Record\n\n" + "".join(f"- {line}\n" for line in recording.skipped)

@@ -20,6 +20,7 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ..collect.smaps_files import FileMapping, mappings_by_file
+from ..incident import Incident
 from ..model.snapshot import Snapshot
 from .export import export_report
 from .header import render_banner, render_header
@@ -201,7 +202,7 @@ class TriageApp(App[None]):
         self.collecting_since = None
         self.last_error = ""
         self.idle.update(message.snapshot)
-        if self.auto_stacks and any(o.id == "all-idle" for o in message.snapshot.observations):
+        if self.auto_stacks and Incident.wants_auto_stacks(message.snapshot):
             self.auto_stacks = False  # once: py-spy pauses the target, so it is never repeated unasked
             self.action_capture(True)
         if self.view_at is None:
