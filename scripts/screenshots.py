@@ -1,7 +1,11 @@
-"""Render the app to SVG on a deterministic source shaped like the reference incident (docs/incident.md).
+"""Render the app to SVG: on the committed recording of a real `triage demo` run, and on a deterministic
+source shaped like the reference incident (docs/incident.md), which has the 8 GPUs a laptop demo cannot show.
 
-    python scripts/screenshots.py [OUT_DIR]                   (default: screenshots/)
-    python scripts/screenshots.py OUT_DIR --from RECORD.jsonl   (a recorded incident, e.g. `triage demo --record`)
+    python scripts/screenshots.py [OUT_DIR]                   (default: screenshots/; both sources)
+    python scripts/screenshots.py OUT_DIR --from RECORD.jsonl   (only that recorded incident)
+
+screenshots/demo-incident.jsonl was recorded with
+`triage demo --report --duration 16 --interval 1 --auto-stacks --record screenshots/demo-incident.jsonl`.
 
 The source is triage_tui.ui.sample: a launcher and 8 renamed workers asleep at 0 % CPU, RSS 425 GB each
 against a small PSS, the log silent after the 100 % weight-loading bar, port 8000 refused, 8 GPUs at
@@ -21,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from triage_tui.ui.app import TriageApp  # noqa: E402
 from triage_tui.ui.sample import SampleIncident, build_snapshots  # noqa: E402
 
+DEMO_RECORD = Path(__file__).resolve().parents[1] / "screenshots" / "demo-incident.jsonl"
 SHOTS = (
     # (file name, terminal size, keys pressed before the shot)
     ("triage-200x50.svg", (200, 50), ()),
@@ -67,10 +72,12 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     os.environ["TZ"] = "UTC"
     time.tzset()
-    for name, size, keys in SHOTS:
-        file_name = name if record is None else "demo-" + name
-        asyncio.run(shoot(out, file_name, size, keys, record))
-        print(out / file_name)
+    sources = [record] if record else [None, str(DEMO_RECORD)]
+    for source in sources:
+        for name, size, keys in SHOTS:
+            file_name = name if source is None else "demo-" + name
+            asyncio.run(shoot(out, file_name, size, keys, source))
+            print(out / file_name)
     return 0
 
 
