@@ -85,8 +85,7 @@ class Incident:
         return any(o.id == "all-idle" for o in snapshot.observations)
 
     def target_pids(self) -> tuple[int, ...]:
-        latest = self.latest
-        return tuple(p.pid for p in latest.processes if not p.exited) if latest else ()
+        return self.latest.live_pids() if self.latest else ()
 
     def capture_stacks(
         self, pids: Optional[Sequence[int]] = None, options: StackOptions = StackOptions()

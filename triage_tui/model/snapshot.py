@@ -317,6 +317,10 @@ class Snapshot:
     stacks: Optional[StackCapture] = None  # the latest capture, when one was taken
     sources: tuple[SourceStatus, ...] = ()
 
+    def live_pids(self) -> tuple[int, ...]:
+        """The PIDs of the tree still alive in this snapshot (what a stack capture of the target takes)."""
+        return tuple(p.pid for p in self.processes if not p.exited)
+
     def process(self, pid: int) -> Optional[ProcessInfo]:
         for p in self.processes:
             if p.pid == pid:
