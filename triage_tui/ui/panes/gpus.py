@@ -5,7 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from ...model.unavailable import is_known
+from ...model.snapshot import GpuDevice
+from ...model.unavailable import Unavailable, is_known
 from .. import format as fmt
 from . import Pane, PaneScroll, View
 
@@ -72,7 +73,28 @@ def render_gpus(view: View, width: int = 80) -> Text:
             out.append(" " + fmt.sparkline([m for m, _ in hist], each, top=1.0) + "·" + fmt.sparkline([u for _, u in hist], each, top=100.0),
                        style="cyan")
         out.append("\n")
+    for note in _unread_fields(report.devices):
+        out.append(note + "\n", style="yellow")
     return out
+
+
+# the figures a row shows, by label: a row can only say n/a, so the why is said under the rows
+SHOWN_FIELDS = (("memory used", "memory_used_bytes"), ("memory total", "memory_total_bytes"),
+                ("util", "utilization_gpu_percent"), ("power draw", "power_draw_w"), ("power limit", "power_limit_w"))
+
+
+def _unread_fields(devices: tuple[GpuDevice, ...]) -> list[str]:
+    """One line per (figure, reason) a readable GPU did not give, e.g. 'n/a power draw: not supported on GPUs 0,1'."""
+    why: dict[tuple[str, str], list[int]] = {}
+    for d in devices:
+        if d.error is not None or d.lost:  # such a row already says why in words
+            continue
+        for label, field in SHOWN_FIELDS:
+            value = getattr(d, field)
+            if isinstance(value, Unavailable):
+                why.setdefault((label, value.reason), []).append(d.index)
+    return [f"n/a {label}: {reason} on GPU{'s' if len(gpus) > 1 else ''} {','.join(map(str, gpus))}"
+            for (label, reason), gpus in why.items()]
 
 
 def _watts(value: object) -> str:
