@@ -20,10 +20,12 @@ from typing import Optional
 import psutil
 import pytest
 
+from triage_tui.demo.incident import DemoIncident, DemoInfo
 from triage_tui.host.ssh_connect import SshOptions
 
 SSHD = "/usr/sbin/sshd"
 READY_TIMEOUT_S = 30.0
+WORKERS = 3  # ranks of the demo incident the demo tests watch
 
 
 def _free_port() -> int:
@@ -201,3 +203,24 @@ def agent_processes(private_dir: str) -> list[psutil.Process]:
         if private_dir in " ".join(p.info["cmdline"] or ()):
             found.append(p)
     return found
+
+
+@pytest.fixture(scope="module")
+def demo() -> Iterator[DemoInfo]:
+    incident = DemoIncident(workers=WORKERS, weights_mb=16)
+    try:
+        yield incident.start()
+    finally:
+        incident.stop()
+
+
+@pytest.fixture
+def jumped(ssh_env: SshEnv) -> Node:
+    """`node` reached through `bastion` (ProxyJump); known_hosts named in the config, as a user would."""
+    bastion, target = ssh_env.sshd(), ssh_env.sshd()
+    ssh_env.trust(bastion)
+    ssh_env.trust(target)
+    known = f"  UserKnownHostsFile {ssh_env.known_hosts}\n"
+    ssh_env.write_config(host_block("bastion", bastion, ssh_env.user_key, known)
+                         + host_block("node", target, ssh_env.user_key, known + "  ProxyJump bastion\n"))
+    return Node(ssh_env, target)

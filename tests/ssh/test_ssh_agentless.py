@@ -38,6 +38,8 @@ def test_agentless_collects_the_real_tree_and_says_what_it_cannot_see(node: Node
     assert isinstance(second.memory.target.pss_sum_bytes, Unavailable)
     assert any(s.name == "mode" and "no PSS/USS" in s.detail for s in second.sources)
     assert "agentless mode" in stacks.notes[0]
+    (sleeping,) = stacks.processes  # py-spy ran on the node (its own, or ours uploaded)
+    assert sleeping.error is None and sleeping.threads[0].wait_kind == "sleep"
 
 
 def test_agentless_hostile_log_path_and_patterns_stay_data(node: Node, sleeper_tree: subprocess.Popen, tmp_path) -> None:

@@ -6,39 +6,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 
-from triage_tui.demo.incident import DemoIncident, DemoInfo
+from triage_tui.demo.incident import DemoInfo
 from triage_tui.host.base import CollectOptions, StackOptions
 from triage_tui.host.select import local_host
 from triage_tui.host.ssh import SshHost
 
-from .conftest import Node, SshEnv, host_block
-
-WORKERS = 3
-
-
-@pytest.fixture(scope="module")
-def demo() -> Iterator[DemoInfo]:
-    incident = DemoIncident(workers=WORKERS, weights_mb=16)
-    try:
-        yield incident.start()
-    finally:
-        incident.stop()
-
-
-@pytest.fixture
-def jumped(ssh_env: SshEnv) -> Node:
-    """`node` reached through `bastion` (ProxyJump); known_hosts named in the config, as a user would."""
-    bastion, target = ssh_env.sshd(), ssh_env.sshd()
-    ssh_env.trust(bastion)
-    ssh_env.trust(target)
-    known = f"  UserKnownHostsFile {ssh_env.known_hosts}\n"
-    ssh_env.write_config(host_block("bastion", bastion, ssh_env.user_key, known)
-                         + host_block("node", target, ssh_env.user_key, known + "  ProxyJump bastion\n"))
-    return Node(ssh_env, target)
+from .conftest import WORKERS, Node
 
 
 def _settled(host, spec: str):

@@ -19,6 +19,7 @@ from ..model.stacks import StackCapture
 from .base import CollectOptions, StackOptions, TargetError
 from .ssh_agent_client import AgentSession, NoUsablePython
 from .ssh_agentless import Sections, build_script, build_snapshot, new_marker, ps_rows, resolve_from_ps, split_sections
+from .ssh_agentless_stacks import PyspyOnNode
 from .ssh_connect import Connection, SshError, SshOptions, connect
 from .ssh_exec import bounded_shell, run_command
 
@@ -50,6 +51,8 @@ class SshHost:
         self._lock = threading.RLock()
         self._closed_sent = 0
         self._closed_received = 0
+        self._pyspy: Optional[PyspyOnNode] = None  # agentless: found or uploaded on the first capture
+        self._stale_dirs: list[str] = []  # an upload a dropped connection could not remove
 
     # ------------------------------------------------------------ connection
     @property
@@ -112,6 +115,12 @@ class SshHost:
         return f"disconnected since {_clock(self._down_since or time.time())}: {self._down_reason}"
 
     def _drop(self) -> None:
+        if self._pyspy is not None:
+            if self._conn is not None and self._conn.is_active():
+                self._pyspy.remove(self._conn, 5.0, self._count)
+            elif self._pyspy.private_dir:
+                self._stale_dirs.append(self._pyspy.private_dir)  # removed after the reconnect
+            self._pyspy = None
         if self._agent is not None:
             self._agent.close(timeout_s=3.0)
             self._closed_sent += self._agent.bytes_sent  # keep the totals across reconnects
@@ -174,9 +183,12 @@ class SshHost:
     def _capture_stacks_locked(self, pids: Sequence[int], options: StackOptions) -> StackCapture:
         started = time.time()
         try:
-            self._ensure(pids)
+            conn = self._ensure(pids)
             if self._agent is None:
-                return StackCapture(taken_at=started, pids=tuple(pids), notes=("agentless mode: no stack capture",))
+                if self._pyspy is None:
+                    self._pyspy = PyspyOnNode.prepare(conn, self.request_timeout_s, self._count, self._stale_dirs)
+                    self._stale_dirs = []
+                return self._pyspy.capture(conn, pids, options, self.request_timeout_s, self._count)
             timeout = options.timeout_s * max(1, -(-len(pids) // max(options.concurrency, 1))) + self.request_timeout_s
             reply = self._agent.request("capture_stacks", timeout, pids=list(pids), options=to_data(options))
             return from_data(StackCapture, reply["capture"])
@@ -223,6 +235,10 @@ class SshHost:
     def _take_note(self, detail: str) -> str:
         note, self._pending_note = self._pending_note, ""
         return f"{detail}; {note}" if note else detail
+
+    def _count(self, sent: int, received: int) -> None:
+        self._closed_sent += sent
+        self._closed_received += received
 
     def _run_script(self, conn: Connection, marker: str, script: str) -> Sections:
         # the node stops the script a little before we stop waiting for it

@@ -56,7 +56,8 @@ KERNEL_TAIL_LINES = 50
 # the same columns `triage diagnose` reads from a pasted `ps -eo ...` (header line included: parse_ps needs it)
 PS_COMMAND = "LC_ALL=C ps -eo pid,ppid,stat,nlwp,rss,vsz,time,user:32,args"
 NO_SMAPS = Unavailable("agentless mode: no smaps_rollup", "install psutil for the node's python3 to use agent mode")
-BLIND_SPOTS = "agentless mode: no PSS/USS (smaps_rollup), no CPU %, no stack capture, no port probes"
+BLIND_SPOTS = ("agentless mode: no PSS/USS (smaps_rollup), no CPU %, no port probes; "
+               "stacks only with py-spy on the node or uploadable (same architecture)")
 GPU_QUERY = "nvidia-smi " + " ".join(QUERY_GPU_ARGS)
 GPU_APPS = "nvidia-smi " + " ".join(COMPUTE_APPS_ARGS)
 
