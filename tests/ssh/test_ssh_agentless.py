@@ -92,10 +92,19 @@ def test_a_log_line_cannot_forge_a_section() -> None:
 
 
 def test_agentless_reports_a_segfault_of_a_tree_pid_from_the_node_kernel_log(node: Node) -> None:
+    from triage_tui.collect.kernel import KernelLogCollector
     from triage_tui.model.snapshot import Target, TargetRoot
 
-    crash = subprocess.Popen([sys.executable, "-c", "import ctypes; ctypes.string_at(0)"])
-    assert crash.wait(timeout=60) == -11  # the kernel logs the segfault before the parent is woken
+    # The kernel rate-limits "segfault at" lines (printk_ratelimit: a burst of 10 per 5 s, shared with every
+    # other crash on the machine): crash until this machine's own kernel log names one, then ask the node.
+    for _ in range(10):
+        crash = subprocess.Popen([sys.executable, "-c", "import ctypes; ctypes.string_at(0)"])
+        assert crash.wait(timeout=60) == -11  # the kernel logs the segfault before the parent is woken
+        local = KernelLogCollector().collect([crash.pid])
+        if any(e.kind == "segfault" for e in local.events):
+            break
+    else:
+        raise AssertionError("the local kernel log never named a segfault: rate-limited or unreadable")
     host = SshHost(node.options(), agentless=True)
     try:
         snapshot = host.collect(Target(specs=(str(crash.pid),), roots=(TargetRoot(crash.pid, "test"),)), CollectOptions())
