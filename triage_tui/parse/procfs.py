@@ -7,16 +7,31 @@ use rather than raising: a collector turns that into an Unavailable with a reaso
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
 
 @lru_cache(maxsize=8)
-def _status_pattern(keys: frozenset[str]) -> re.Pattern[str]:
-    names = "|".join(sorted(re.escape(k) for k in keys))
-    return re.compile(rf"^({names}):[ \t]*(.*)$", re.MULTILINE)
+def _status_needles(keys: frozenset[str]) -> tuple[tuple[str, str, str], ...]:
+    return tuple((k, f"\n{k}:", f"{k}:") for k in sorted(keys))
+
+
+def _picked_fields(text: str, needles: tuple[tuple[str, str, str], ...]) -> dict[str, str]:
+    """{key: value} for the wanted "Key:<tab>value" lines, found with str.find: the per-tick path
+    needs a dozen of ~60 lines, and a find per key costs half of one MULTILINE regex pass."""
+    fields: dict[str, str] = {}
+    for key, needle, first in needles:
+        at = text.find(needle)
+        if at >= 0:
+            start = at + len(needle)
+        elif text.startswith(first):
+            start = len(first)
+        else:
+            continue
+        end = text.find("\n", start)
+        fields[key] = text[start:end if end >= 0 else len(text)].strip()
+    return fields
 
 
 @dataclass(frozen=True)
@@ -77,11 +92,10 @@ def parse_stat(text: str) -> Optional[ProcStat]:
 def parse_status(text: str, keys: Optional[frozenset[str]] = None) -> dict[str, str]:
     """/proc/PID/status as {"VmRSS": "1756 kB", ...}; lines without a colon are skipped.
 
-    With `keys`, only those fields are kept (a regex over the whole text: the per-tick path
-    needs a dozen of ~60 lines, and splitting every line dominated the parse cost)."""
+    With `keys`, only those fields are kept (found one by one: splitting every line dominated
+    the per-tick parse cost)."""
     if keys is not None:
-        pattern = _status_pattern(keys)
-        return {m.group(1): m.group(2).strip() for m in pattern.finditer(text)}
+        return _picked_fields(text, _status_needles(keys))
     fields: dict[str, str] = {}
     for line in text.splitlines():
         key, sep, value = line.partition(":")

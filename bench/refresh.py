@@ -1,0 +1,237 @@
+"""One refresh against size: CPU time of one snapshot of a tree of 100, 1,000 and 5,000 processes and
+of the whole machine, the full Incident tick at 1,000, and the smaps_rollup budget on a big mapping.
+
+CPU is time.process_time() around `collect` plus the wait for the smaps reader thread (process time
+covers every thread of this process, so the budgeted smaps_rollup reads are included). The tick is
+what `triage report` runs: processes, memory (smaps off-thread), ports, kernel log, log discovery;
+no GPU source (its cost is NVML's, measured with the app in overhead.py). Measurement, not a test.
+
+Usage: python bench/refresh.py   (TRIAGE_SRC=/path/to/other/tree compares another copy of the code;
+BENCH_REPEATS=7 measured ticks per size after 2 warm-up ticks.)
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Optional
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import REPO, Spread, process_farm, spread  # noqa: E402
+
+sys.path.insert(0, os.environ.get("TRIAGE_SRC", REPO))  # this tree's code, not an installed copy
+
+from triage_tui.collect.logs import LogsCollector  # noqa: E402
+from triage_tui.collect.memory import read_smaps_rollup  # noqa: E402
+from triage_tui.collect.proc_table import read_proc_table  # noqa: E402
+from triage_tui.collect.snapshot import SnapshotCollector  # noqa: E402
+from triage_tui.collect.targets import resolve_targets, tree_pids  # noqa: E402
+from triage_tui.host.base import CollectOptions  # noqa: E402
+from triage_tui.model.snapshot import Target  # noqa: E402
+
+SIZES = (100, 1000, 5000)
+WARMUP = 2
+BIG_MAP_GIB = 2
+
+
+@dataclass(frozen=True)
+class Row:
+    what: str
+    processes: int  # in the watched tree
+    cpu_ms: Optional[Spread]  # per tick
+    note: str = ""
+
+    @property
+    def per_process_us(self) -> Optional[float]:
+        return self.cpu_ms.median * 1000 / self.processes if self.cpu_ms and self.processes else None
+
+
+def _repeats() -> int:
+    return int(os.environ.get("BENCH_REPEATS", "7"))
+
+
+def tick_cpu_ms(tick: Callable[[], None], repeats: int) -> Spread:
+    """process_time of `tick` (all threads), after WARMUP unmeasured ticks (deltas, caches, smaps)."""
+    for _ in range(WARMUP):
+        tick()
+    samples = []
+    for _ in range(repeats):
+        start = time.process_time()
+        tick()
+        samples.append((time.process_time() - start) * 1000)
+    return spread(samples)
+
+
+def snapshot_tick(collector: SnapshotCollector, target: Target, options: CollectOptions) -> Callable[[], None]:
+    def tick() -> None:
+        collector.collect(target, options)
+        collector.smaps.wait_idle(120)  # the smaps thread's reads belong to this tick's cost
+    return tick
+
+
+def measure_tree(target: Target, repeats: int) -> tuple[int, Spread]:
+    collector = SnapshotCollector(logs=LogsCollector())
+    options = CollectOptions(interval_s=1.0)
+    try:
+        size = len(tree_pids(target, read_proc_table()))
+        return size, tick_cpu_ms(snapshot_tick(collector, target, options), repeats)
+    finally:
+        collector.close()
+
+
+def measure_incident(target: Target, repeats: int) -> tuple[Spread, str]:
+    """collect + DiagnosisEngine.update (+ the recorder's write when the record part is present)."""
+    from triage_tui.host.local import LocalHost
+    from triage_tui.incident import Incident
+
+    note = "collect + diagnose"
+    host = LocalHost(logs=LogsCollector(), gpus=lambda: _no_gpus())
+    recorder = None
+    scratch = tempfile.mkdtemp(prefix="bench-record-")
+    try:
+        from triage_tui.record.recorder import Recorder  # type: ignore[import-not-found]  # the record part
+        recorder = Recorder(os.path.join(scratch, "incident.triage"))  # type: ignore[call-arg]
+        note += " + record"
+    except Exception as exc:  # noqa: BLE001 - not merged yet, or another signature: measure without it
+        note += f" (recorder not measured: {type(exc).__name__})"
+    incident = Incident(host, target, CollectOptions(interval_s=1.0), recorder=recorder)
+
+    def tick() -> None:
+        incident.tick()
+        host.wait_for_budgeted_reads(120)
+    try:
+        return tick_cpu_ms(tick, repeats), note
+    finally:
+        incident.close()
+
+
+def _no_gpus():  # type: ignore[no-untyped-def]
+    from triage_tui.model.snapshot import GpuReport
+    from triage_tui.model.unavailable import Unavailable
+    return GpuReport(error=Unavailable("not measured here"))
+
+
+# ---------------------------------------------------------------- smaps_rollup on a big mapping
+BIG_MAPPER = r'''
+import mmap, os, sys
+path, size = sys.argv[1], int(sys.argv[2])
+with open(path, "r+b") as f:
+    m = mmap.mmap(f.fileno(), size, prot=mmap.PROT_READ)
+total = 0
+for off in range(0, size, mmap.PAGESIZE):  # touch every page: one page-table entry each
+    total += m[off]
+print("ready", flush=True)
+sys.stdin.read()
+'''
+
+
+@dataclass(frozen=True)
+class SmapsRow:
+    what: str
+    value: str
+
+
+def _big_mapper(size: int) -> Iterator[int]:
+    path = os.path.join(tempfile.gettempdir(), f"bench-bigmap-{os.getpid()}")
+    with open(path, "wb") as f:
+        f.truncate(size)  # sparse: reads map the zero-filled page cache
+    proc = subprocess.Popen([sys.executable, "-c", BIG_MAPPER, path, str(size)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        if proc.stdout.readline().strip() != "ready":
+            raise RuntimeError("big mapper did not start")
+        yield proc.pid
+    finally:
+        proc.kill()
+        proc.wait()
+        os.unlink(path)
+
+
+def measure_smaps_budget(repeats: int, budget_ms: float = 10.0, farm: int = 1000) -> list[SmapsRow]:
+    """One smaps_rollup read of a process mapping BIG_MAP_GIB (every page touched), then ticks over a
+    1,000-process tree holding that process with a small budget: time spent per tick against it."""
+    rows: list[SmapsRow] = []
+    size = BIG_MAP_GIB * 2**30
+    mapper = _big_mapper(size)
+    big_pid = next(mapper)
+    try:
+        costs = [read_smaps_rollup(big_pid).cost_ms for _ in range(repeats)]
+        rows.append(SmapsRow(f"one smaps_rollup read, {BIG_MAP_GIB} GiB file mapped and touched (wall ms)",
+                             spread(costs).fmt(" ms")))
+        small = [read_smaps_rollup(os.getpid()).cost_ms for _ in range(repeats)]
+        rows.append(SmapsRow("one smaps_rollup read, this Python process (wall ms)", spread(small).fmt(" ms", 2)))
+        with process_farm(farm) as farm_pid:
+            target = Target(specs=(), roots=(resolve_targets([str(farm_pid)]).roots[0],
+                                             resolve_targets([str(big_pid)]).roots[0]))
+            collector = SnapshotCollector()
+            options = CollectOptions(interval_s=1.0, smaps_budget_ms=budget_ms)
+            spent: list[float] = []
+            covered_at = None
+            try:
+                for n in range(1, 4 * repeats + 1):
+                    snap = collector.collect(target, options)
+                    collector.smaps.wait_idle(120)
+                    spent.append(collector.smaps.spent_ms)
+                    live = [p for p in snap.processes if not p.exited]
+                    if covered_at is None and snap.memory.target.pss_covered >= len(live):
+                        covered_at = n
+            finally:
+                collector.close()
+            over = sum(1 for s in spent if s > budget_ms)
+            rows.append(SmapsRow(f"smaps time per tick, budget {budget_ms:g} ms, {farm + 2} processes, {len(spent)} ticks",
+                                 f"{spread(spent).fmt(' ms')}; {over} tick(s) over budget (a tick may finish the read it "
+                                 "started)"))
+            rows.append(SmapsRow("ticks until every process had a PSS figure",
+                                 str(covered_at) if covered_at else f"not within {len(spent)} ticks"))
+    finally:
+        mapper.close()
+    return rows
+
+
+# ---------------------------------------------------------------- run / table
+def run(repeats: Optional[int] = None, sizes: tuple[int, ...] = SIZES) -> list[Row]:
+    repeats = repeats or _repeats()
+    rows: list[Row] = []
+    for size in sizes:
+        with process_farm(size) as farm_pid:
+            target = resolve_targets([str(farm_pid)])
+            count, cpu = measure_tree(target, repeats)
+            rows.append(Row(f"tree of {size:,}", count, cpu))
+            if size == 1000:
+                incident, note = measure_incident(target, repeats)
+                rows.append(Row("Incident tick, tree of 1,000", count, incident, note))
+    machine = resolve_targets(["1"])  # everything under init: the whole machine but kernel threads
+    count, cpu = measure_tree(machine, repeats)
+    rows.append(Row("whole machine (tree of PID 1)", count, cpu, f"{len(read_proc_table().stats)} PIDs in /proc"))
+    return rows
+
+
+def table(rows: list[Row]) -> str:
+    lines = ["| refresh | processes | CPU ms per tick (median, range) | µs per process | note |",
+             "|---|---|---|---|---|"]
+    for row in rows:
+        per = f"{row.per_process_us:.0f}" if row.per_process_us is not None else "–"
+        cpu = row.cpu_ms.fmt(" ms") if row.cpu_ms else "–"
+        lines.append(f"| {row.what} | {row.processes:,} | {cpu} | {per} | {row.note} |")
+    return "\n".join(lines)
+
+
+def smaps_table(rows: list[SmapsRow]) -> str:
+    return "\n".join(["| smaps_rollup | measured |", "|---|---|", *(f"| {r.what} | {r.value} |" for r in rows)])
+
+
+if __name__ == "__main__":
+    from common import machine_line
+
+    print(machine_line())
+    print(f"code: {os.environ.get('TRIAGE_SRC', REPO)}")
+    print(table(run()))
+    if "--no-smaps" not in sys.argv:
+        print()
+        print(smaps_table(measure_smaps_budget(_repeats())))
