@@ -26,7 +26,7 @@ from typing import Optional
 
 from ..model.snapshot import ExitedProcess, ProcessInfo
 from ..model.unavailable import Unavailable, unavailable_from_error
-from ..parse.procfs import ProcStat, int_field, kb_field_bytes, parse_kb_table, parse_stat, parse_status
+from ..parse.procfs import ProcStat, StatusNumbers, parse_kb_table, parse_stat, parse_status_numbers
 from .proc_table import CLOCK_TICKS, ProcTable, boot_time, read_cmdline, read_text
 
 MAX_EXITED = 100  # keep the most recent disappearances so the UI can explain them
@@ -53,13 +53,13 @@ class _Sample:
     io: Optional[tuple[int, int]] = None  # (read_bytes, write_bytes) as read
 
 
-def _has_not_run(before: Optional[_Sample], stat: ProcStat, ticks: int, fields: dict[str, str]) -> bool:
+def _has_not_run(before: Optional[_Sample], stat: ProcStat, ticks: int, status: Optional[StatusNumbers]) -> bool:
     """True when the main thread has provably not been scheduled since `before` (see module doc)."""
-    if before is None or before.state != stat.state or before.cpu_ticks != ticks or stat.state in ("R", "Z", "X"):
+    if (before is None or status is None or before.state != stat.state or before.cpu_ticks != ticks
+            or stat.state in ("R", "Z", "X")):
         return False
-    voluntary, involuntary = int_field(fields, "voluntary_ctxt_switches"), int_field(fields, "nonvoluntary_ctxt_switches")
-    return (voluntary is not None and involuntary is not None
-            and voluntary == before.ctx_voluntary and involuntary == before.ctx_involuntary)
+    return (status.ctx_voluntary is not None and status.ctx_involuntary is not None
+            and status.ctx_voluntary == before.ctx_voluntary and status.ctx_involuntary == before.ctx_involuntary)
 
 
 def _delta(now: Optional[int], before: Optional[int]) -> object:
@@ -198,18 +198,18 @@ class ProcessCollector:
         if before is not None and before.starttime != stat.starttime:
             before = None  # the PID was reused by a new process
         cmdline = self._cmdline(pid, stat)
-        fields: dict[str, str] = {}
+        status: Optional[StatusNumbers] = None
         vanished: Optional[Unavailable] = None
         status_error: Optional[Unavailable] = None
         try:
-            fields = parse_status(read_text(f"{base}/status"), STATUS_KEYS)
+            status = parse_status_numbers(read_text(f"{base}/status"))
         except OSError as exc:
             status_error = _denied_or_gone(exc, "status")
             if isinstance(exc, (FileNotFoundError, ProcessLookupError)):
                 vanished = Unavailable("exited during this read", "the row keeps what was read before it went")
         ticks = stat.utime + stat.stime
         info: dict[str, object] = {
-            "pid": pid, "ppid": stat.ppid, "name": fields.get("Name", stat.comm), "cmdline": cmdline,
+            "pid": pid, "ppid": stat.ppid, "name": status.name if status is not None and status.name is not None else stat.comm, "cmdline": cmdline,
             "state": stat.state, "threads": stat.num_threads,
             "user_time_s": stat.utime / CLOCK_TICKS, "system_time_s": stat.stime / CLOCK_TICKS,
             "cpu_time_s": ticks / CLOCK_TICKS,
@@ -219,8 +219,8 @@ class ProcessCollector:
         if before is not None and now > before.at:
             info["cpu_percent"] = 100.0 * (ticks - before.cpu_ticks) / CLOCK_TICKS / (now - before.at)
             info["major_faults_delta"] = stat.majflt - before.majflt
-        info.update(self._status_figures(stat, fields, status_error, before))
-        idle = _has_not_run(before, stat, ticks, fields)
+        info.update(self._status_figures(stat, status, status_error, before))
+        idle = _has_not_run(before, stat, ticks, status)
         carried_io = before.io if idle and before is not None and stat.num_threads == 1 == before.threads else None
         io = self._io(base, before, vanished is None, carried_io)
         info.update(io[0])
@@ -234,8 +234,8 @@ class ProcessCollector:
         wchan = info.get("wchan")
         sample = _Sample(
             starttime=stat.starttime, at=now, cpu_ticks=ticks,
-            ctx_voluntary=int_field(fields, "voluntary_ctxt_switches"),
-            ctx_involuntary=int_field(fields, "nonvoluntary_ctxt_switches"),
+            ctx_voluntary=status.ctx_voluntary if status is not None else None,
+            ctx_involuntary=status.ctx_involuntary if status is not None else None,
             read_bytes=io[1], write_bytes=io[2], majflt=stat.majflt, name=str(info["name"]), cmdline=cmdline,
             exit_code=exit_code_of_wait_status(stat.exit_code) if stat.state == "Z" and stat.exit_code is not None
             else None,
@@ -245,34 +245,30 @@ class ProcessCollector:
         return ProcessInfo(**info), sample  # type: ignore[arg-type]
 
     @staticmethod
-    def _status_figures(stat: ProcStat, fields: dict[str, str], error: Optional[Unavailable],
+    def _status_figures(stat: ProcStat, status: Optional[StatusNumbers], error: Optional[Unavailable],
                         before: Optional[_Sample]) -> dict[str, object]:
         out: dict[str, object] = {}
-        if error is not None:
+        if error is not None or status is None:
+            error = error if error is not None else Unavailable("status not read")
             for key in ("rss_bytes", "rss_anon_bytes", "rss_file_bytes", "rss_shmem_bytes", "vms_bytes",
                         "ctx_voluntary", "ctx_involuntary", "user"):
                 out[key] = error
             return out
         no_memory = Unavailable("zombie: no memory left" if stat.state == "Z" else "no memory map (kernel thread)")
-        for key, name in (("rss_bytes", "VmRSS"), ("rss_anon_bytes", "RssAnon"), ("rss_file_bytes", "RssFile"),
-                          ("rss_shmem_bytes", "RssShmem"), ("vms_bytes", "VmSize")):
-            value = kb_field_bytes(fields, name)
+        for key, value in (("rss_bytes", status.rss), ("rss_anon_bytes", status.rss_anon),
+                           ("rss_file_bytes", status.rss_file), ("rss_shmem_bytes", status.rss_shmem),
+                           ("vms_bytes", status.vms)):
             out[key] = value if value is not None else no_memory
-        for key, name, prev in (
-            ("ctx_voluntary", "voluntary_ctxt_switches", before.ctx_voluntary if before else None),
-            ("ctx_involuntary", "nonvoluntary_ctxt_switches", before.ctx_involuntary if before else None),
+        for key, name, value, prev in (
+            ("ctx_voluntary", "voluntary_ctxt_switches", status.ctx_voluntary, before.ctx_voluntary if before else None),
+            ("ctx_involuntary", "nonvoluntary_ctxt_switches", status.ctx_involuntary,
+             before.ctx_involuntary if before else None),
         ):
-            value = int_field(fields, name)
             out[key] = value if value is not None else Unavailable(f"no {name} in status")
             if value is not None:
                 out[key + "_delta"] = _delta(value, prev)
-        uid = int_field(fields, "Uid")
-        out["user"] = user_name(uid) if uid is not None else Unavailable("no Uid in status")
-        nspid = fields.get("NSpid", "")
-        try:
-            out["nspid"] = tuple(int(x) for x in nspid.split())
-        except ValueError:
-            out["nspid"] = ()
+        out["user"] = user_name(status.uid) if status.uid is not None else Unavailable("no Uid in status")
+        out["nspid"] = status.nspid
         return out
 
     @staticmethod
