@@ -30,7 +30,7 @@ from triage_tui.collect.logs import LogsCollector  # noqa: E402
 from triage_tui.collect.memory import read_smaps_rollup  # noqa: E402
 from triage_tui.collect.proc_table import read_proc_table  # noqa: E402
 from triage_tui.collect.snapshot import SnapshotCollector  # noqa: E402
-from triage_tui.collect.targets import resolve_targets, tree_pids  # noqa: E402
+from triage_tui.collect.targets import resolve_targets  # noqa: E402
 from triage_tui.host.base import CollectOptions  # noqa: E402
 from triage_tui.model.snapshot import Target  # noqa: E402
 
@@ -67,19 +67,17 @@ def tick_cpu_ms(tick: Callable[[], None], repeats: int) -> Spread:
     return spread(samples)
 
 
-def snapshot_tick(collector: SnapshotCollector, target: Target, options: CollectOptions) -> Callable[[], None]:
-    def tick() -> None:
-        collector.collect(target, options)
-        collector.smaps.wait_idle(120)  # the smaps thread's reads belong to this tick's cost
-    return tick
-
-
 def measure_tree(target: Target, repeats: int) -> tuple[int, Spread]:
+    """(processes in the last snapshot, CPU ms per tick) of `triage report`'s collection."""
     collector = SnapshotCollector(logs=LogsCollector())
     options = CollectOptions(interval_s=1.0)
+    size = [0]
+
+    def tick() -> None:
+        size[0] = len(collector.collect(target, options).processes)
+        collector.smaps.wait_idle(120)  # the smaps thread's reads belong to this tick's cost
     try:
-        size = len(tree_pids(target, read_proc_table()))
-        return size, tick_cpu_ms(snapshot_tick(collector, target, options), repeats)
+        return size[0], tick_cpu_ms(tick, repeats)
     finally:
         collector.close()
 
@@ -194,6 +192,16 @@ def measure_smaps_budget(repeats: int, budget_ms: float = 10.0, farm: int = 1000
     return rows
 
 
+def wait_for_farm_gone(limit_s: float = 60.0) -> None:
+    """The farms' children die asynchronously after their group is killed: let /proc settle so the
+    whole-machine figure is the machine, not a dying farm."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if not any(stat.comm == "python" and stat.state == "Z" for stat in read_proc_table().stats.values()):
+            return
+        time.sleep(0.2)
+
+
 # ---------------------------------------------------------------- run / table
 def run(repeats: Optional[int] = None, sizes: tuple[int, ...] = SIZES) -> list[Row]:
     repeats = repeats or _repeats()
@@ -207,6 +215,7 @@ def run(repeats: Optional[int] = None, sizes: tuple[int, ...] = SIZES) -> list[R
                 incident, note = measure_incident(target, repeats)
                 rows.append(Row("Incident tick, tree of 1,000", count, incident, note))
     machine = resolve_targets(["1"])  # everything under init: the whole machine but kernel threads
+    wait_for_farm_gone()
     count, cpu = measure_tree(machine, repeats)
     rows.append(Row("whole machine (tree of PID 1)", count, cpu, f"{len(read_proc_table().stats)} PIDs in /proc"))
     return rows

@@ -13,6 +13,13 @@ and involuntary context switches and the group's CPU ticks are all unchanged, so
 was never scheduled and still sleeps where it slept: wchan is the same. io is carried only for a
 single-threaded process (then no thread of it ran, so it issued no I/O); a multi-threaded one's
 other threads may have. A carried value is the value a read would have returned, not an estimate.
+
+The same proof lets a single-threaded process skip /proc/PID/status (the dearest read): when its
+schedstat run count (`pcount`, times it was put on a CPU), state, CPU ticks, major faults and
+RSS pages (in the stat line already read) are unchanged, it has not run, so its context switches,
+UID and NSpid are the same, and its memory figures too: its RSS can only shrink by reclaim while
+it sleeps, and RSS pages would show that. Where schedstat is missing (no CONFIG_SCHED_INFO),
+status is read every tick.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from typing import Optional
 from ..model.snapshot import ExitedProcess, ProcessInfo
 from ..model.unavailable import Unavailable, unavailable_from_error
 from ..parse.procfs import ProcStat, StatusNumbers, parse_kb_table, parse_stat, parse_status_numbers
-from .proc_table import CLOCK_TICKS, ProcTable, boot_time, read_cmdline, read_text
+from .proc_table import CLOCK_TICKS, ProcTable, boot_time, read_bytes, read_cmdline, read_text
 
 MAX_EXITED = 100  # keep the most recent disappearances so the UI can explain them
 STATUS_KEYS = frozenset({"Name", "Uid", "VmRSS", "RssAnon", "RssFile", "RssShmem", "VmSize",
@@ -51,6 +58,26 @@ class _Sample:
     threads: int = 0
     wchan: Optional[str] = None  # as read (None: not read or not readable)
     io: Optional[tuple[int, int]] = None  # (read_bytes, write_bytes) as read
+    status: Optional[StatusNumbers] = None  # last tick's /proc/PID/status figures
+    rss_pages: int = -1
+    run_count: Optional[int] = None  # schedstat pcount (single-threaded processes only)
+
+
+def read_run_count(pid: int) -> Optional[int]:
+    """Times PID's main thread was put on a CPU (/proc/PID/schedstat, third field); None when
+    the kernel has no schedstat (CONFIG_SCHED_INFO) or it cannot be read."""
+    try:
+        return int(read_bytes(f"/proc/{pid}/schedstat").split()[2])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _status_unchanged(before: Optional[_Sample], stat: ProcStat, ticks: int, run_count: Optional[int]) -> bool:
+    """A single-threaded process that provably has not run since `before`: its status is the same."""
+    return (before is not None and before.status is not None and run_count is not None
+            and run_count == before.run_count and stat.num_threads == 1 == before.threads
+            and stat.state == before.state and stat.state not in ("R", "Z", "X") and ticks == before.cpu_ticks
+            and stat.majflt == before.majflt and stat.rss_pages == before.rss_pages)
 
 
 def _has_not_run(before: Optional[_Sample], stat: ProcStat, ticks: int, status: Optional[StatusNumbers]) -> bool:
@@ -201,13 +228,18 @@ class ProcessCollector:
         status: Optional[StatusNumbers] = None
         vanished: Optional[Unavailable] = None
         status_error: Optional[Unavailable] = None
+        ticks = stat.utime + stat.stime
+        # read before status: should it run in between, the next tick sees a new count and re-reads
+        run_count = read_run_count(pid) if stat.num_threads == 1 and stat.state != "Z" else None
         try:
-            status = parse_status_numbers(read_text(f"{base}/status"))
+            if _status_unchanged(before, stat, ticks, run_count):
+                status = before.status  # type: ignore[union-attr]
+            else:
+                status = parse_status_numbers(read_text(f"{base}/status"))
         except OSError as exc:
             status_error = _denied_or_gone(exc, "status")
             if isinstance(exc, (FileNotFoundError, ProcessLookupError)):
                 vanished = Unavailable("exited during this read", "the row keeps what was read before it went")
-        ticks = stat.utime + stat.stime
         info: dict[str, object] = {
             "pid": pid, "ppid": stat.ppid, "name": status.name if status is not None and status.name is not None else stat.comm, "cmdline": cmdline,
             "state": stat.state, "threads": stat.num_threads,
@@ -241,6 +273,7 @@ class ProcessCollector:
             else None,
             state=stat.state, threads=stat.num_threads, wchan=wchan if isinstance(wchan, str) else None,
             io=(io[1], io[2]) if io[1] is not None and io[2] is not None else None,
+            status=status, rss_pages=stat.rss_pages, run_count=run_count,
         )
         return ProcessInfo(**info), sample  # type: ignore[arg-type]
 
