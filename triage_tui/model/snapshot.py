@@ -323,6 +323,12 @@ class Snapshot:
         return self._rows_by_pid.get(pid)
 
     @cached_property
+    def exited_rows(self) -> tuple[ProcessInfo, ...]:
+        """Rows of processes that vanished during this read (cached like _rows_by_pid: the engine
+        looks for them in every snapshot of its history every tick)."""
+        return tuple(p for p in self.processes if p.exited)
+
+    @cached_property
     def _rows_by_pid(self) -> dict[int, ProcessInfo]:
         # Built once per snapshot: the engine looks rows up by PID for every process of every
         # snapshot in its history, and a scan per lookup made a tick of 1,000 processes quadratic.
