@@ -212,3 +212,18 @@ def test_a_stdout_redirected_later_is_found_within_the_recheck_period(tmp_path: 
         child.wait()
         os.close(ready_r)
         os.close(go_w)
+
+
+def test_the_carried_row_equals_the_row_a_full_read_builds(sleeper: Sleeper, monkeypatch: pytest.MonkeyPatch) -> None:
+    pid = sleeper.proc.pid
+    sleeper.wait_asleep()
+    carried, full = ProcessCollector(), ProcessCollector()
+    rows: dict[str, list[ProcessInfo]] = {"carried": [], "full": []}
+    real_unchanged = processes_module._status_unchanged
+    for _ in range(3):
+        monkeypatch.setattr(processes_module, "_status_unchanged", real_unchanged)
+        rows["carried"] += carried.collect([pid])
+        monkeypatch.setattr(processes_module, "_status_unchanged", lambda *args: False)  # always read status
+        rows["full"] += full.collect([pid])
+    assert rows["carried"][-1] == rows["full"][-1]  # every field, deltas and figures alike
+    assert rows["carried"][-1].ctx_voluntary_delta == 0 and rows["carried"][-1].num_fds == rows["full"][-1].num_fds

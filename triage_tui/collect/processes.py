@@ -28,7 +28,7 @@ import os
 import pwd
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Optional
 
 from ..model.snapshot import ExitedProcess, ProcessInfo
@@ -41,8 +41,8 @@ STATUS_KEYS = frozenset({"Name", "Uid", "VmRSS", "RssAnon", "RssFile", "RssShmem
                          "voluntary_ctxt_switches", "nonvoluntary_ctxt_switches", "NSpid"})
 
 
-@dataclass(frozen=True)
-class _Sample:
+@dataclass
+class _Sample:  # mutable: an unchanged process's sample is carried forward in place
     starttime: int
     at: float  # monotonic
     cpu_ticks: int
@@ -61,6 +61,23 @@ class _Sample:
     status: Optional[StatusNumbers] = None  # last tick's /proc/PID/status figures
     rss_pages: int = -1
     run_count: Optional[int] = None  # schedstat pcount (single-threaded processes only)
+    row: Optional[ProcessInfo] = None  # the row this sample's tick produced
+
+
+_PSS_FIELDS = ("pss_bytes", "uss_bytes", "swap_bytes", "pss_age_s")
+_PSS_DEFAULTS = {f.name: f.default for f in fields(ProcessInfo) if f.name in _PSS_FIELDS}
+_ZERO_DELTAS = {"major_faults_delta": 0, "ctx_voluntary_delta": 0, "ctx_involuntary_delta": 0,
+                "read_bytes_delta": 0, "write_bytes_delta": 0, "cpu_percent": 0.0}
+
+
+def _row_like(row: ProcessInfo, changes: Mapping[str, object]) -> ProcessInfo:
+    """`row` with `changes`, as dataclasses.replace would build it, for a fraction of the cost:
+    ProcessInfo is a plain frozen dataclass (no __post_init__, no slots), so its state is its
+    __dict__, and every field is present in the copy."""
+    out = object.__new__(ProcessInfo)
+    out.__dict__.update(row.__dict__)
+    out.__dict__.update(changes)
+    return out
 
 
 def read_run_count(pid: int) -> Optional[int]:
@@ -231,8 +248,13 @@ class ProcessCollector:
         ticks = stat.utime + stat.stime
         # read before status: should it run in between, the next tick sees a new count and re-reads
         run_count = read_run_count(pid) if stat.num_threads == 1 and stat.state != "Z" else None
+        unchanged = _status_unchanged(before, stat, ticks, run_count)
+        if unchanged and before is not None and now > before.at:
+            row = self._unchanged_row(pid, stat, before, now, cmdline, extra)
+            if row is not None:
+                return row, before
         try:
-            if _status_unchanged(before, stat, ticks, run_count):
+            if unchanged:
                 status = before.status  # type: ignore[union-attr]
             else:
                 status = parse_status_numbers(read_text(f"{base}/status"))
@@ -275,7 +297,32 @@ class ProcessCollector:
             io=(io[1], io[2]) if io[1] is not None and io[2] is not None else None,
             status=status, rss_pages=stat.rss_pages, run_count=run_count,
         )
-        return ProcessInfo(**info), sample  # type: ignore[arg-type]
+        sample.row = ProcessInfo(**info)  # type: ignore[arg-type]
+        return sample.row, sample
+
+    @staticmethod
+    def _unchanged_row(pid: int, stat: ProcStat, before: _Sample, now: float, cmdline: tuple[str, ...],
+                       extra: Optional[Mapping[str, object]]) -> Optional[ProcessInfo]:
+        """The row of a process that has provably not run since `before` (see module doc): last
+        tick's row with zero deltas, this tick's fd count, parent, and PSS figures. None when
+        last tick's row lacks a figure this path would carry (then the full path reads it)."""
+        row = before.row
+        if row is None or row.exited or row.error is not None or before.wchan is None or before.io is None:
+            return None
+        try:
+            fds = open_fd_count(pid)
+        except OSError:
+            return None  # gone or denied: the full path words it
+        changes: dict[str, object] = dict(_ZERO_DELTAS)
+        changes.update(_PSS_DEFAULTS)
+        if extra:
+            changes.update(extra)
+        changes["num_fds"] = fds
+        changes["ppid"] = stat.ppid  # a parent that exits re-parents its child, which need not run
+        changes["cmdline"] = cmdline
+        before.at = now
+        before.row = out = _row_like(row, changes)
+        return out
 
     @staticmethod
     def _status_figures(stat: ProcStat, status: Optional[StatusNumbers], error: Optional[Unavailable],
