@@ -51,9 +51,9 @@ def to_data(obj: Any) -> Any:
             out[key] = value if type(value) in _SCALARS else to_data(value)  # most fields: no call
         return out
     if isinstance(obj, (list, tuple)):
-        return [to_data(x) for x in obj]
+        return [x if type(x) in _SCALARS else to_data(x) for x in obj]  # PID lists: thousands of ints
     if isinstance(obj, dict):
-        return {str(k): to_data(v) for k, v in obj.items()}
+        return {str(k): v if type(v) in _SCALARS else to_data(v) for k, v in obj.items()}
     return obj
 
 
