@@ -1,4 +1,5 @@
 """CPU time of one refresh over ~N processes (a measurement for reports, not a test).
+A quick single-size probe; bench/refresh.py is the benchmark (sizes, repeats, spread, smaps budget).
 
 Usage: python bench/refresh_cpu.py [N]. Spawns N `sleep` processes under one launcher, then
 measures time.process_time() around: the whole-machine /proc table pass, and a full
@@ -12,6 +13,8 @@ import signal
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this tree, not an installed copy
 
 from triage_tui.collect.proc_table import read_proc_table
 from triage_tui.collect.processes import ProcessCollector

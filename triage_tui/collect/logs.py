@@ -277,6 +277,38 @@ def _pids(processes: Iterable[Union[ProcessInfo, int]]) -> list[int]:
     return [p if isinstance(p, int) else p.pid for p in processes]
 
 
+_STREAMS = ((1, "stdout"), (2, "stderr"))
+RECHECK_TICKS = 8  # a known process's stdout/stderr links are read again every this many ticks
+
+
+def stream_targets(pid: int, proc_root: str = "/proc") -> tuple[Optional[str], Optional[str]]:
+    """Where fd 1 and fd 2 of PID point (`ls -l /proc/PID/fd/1 /proc/PID/fd/2`); None when unreadable."""
+    out: list[Optional[str]] = []
+    for fd, _ in _STREAMS:
+        try:
+            out.append(os.readlink(f"{proc_root}/{pid}/fd/{fd}"))
+        except OSError:
+            out.append(None)  # exited, no such fd, or not ours to read: discovery is best effort
+    return out[0], out[1]
+
+
+def _pick_files(targets: Iterable[tuple[int, tuple[Optional[str], Optional[str]]]],
+                proc_root: str) -> list[tuple[str, str]]:
+    found: dict[str, str] = {}
+    for pid, streams in targets:
+        for (fd, stream), target in zip(_STREAMS, streams, strict=True):
+            # pipes, terminals and sockets are not paths; a deleted file's name leads nowhere
+            if target is None or not target.startswith("/") or target.endswith(" (deleted)") or target in found:
+                continue
+            try:
+                st = os.stat(f"{proc_root}/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and len(found) < MAX_DISCOVERED:
+                found[target] = f"{stream} of PID {pid}"
+    return list(found.items())
+
+
 def discover_log_paths(
     processes: Sequence[Union[ProcessInfo, int]], proc_root: str = "/proc"
 ) -> list[tuple[str, str]]:
@@ -286,20 +318,34 @@ def discover_log_paths(
     /dev/null are skipped; so are deleted files (the name would lead nowhere). The source names the
     first process (in tree order) seen writing there: "stdout of PID 123".
     """
-    found: dict[str, str] = {}
-    for pid in _pids(processes):
-        for fd, stream in ((1, "stdout"), (2, "stderr")):
-            link = f"{proc_root}/{pid}/fd/{fd}"
-            try:
-                target = os.readlink(link)
-                st = os.stat(link)
-            except OSError:
-                continue  # exited, no such fd, or not ours to read: discovery is best effort
-            if not target.startswith("/") or target.endswith(" (deleted)") or not stat.S_ISREG(st.st_mode):
-                continue
-            if target not in found and len(found) < MAX_DISCOVERED:
-                found[target] = f"{stream} of PID {pid}"
-    return list(found.items())
+    return _pick_files(((pid, stream_targets(pid, proc_root)) for pid in _pids(processes)), proc_root)
+
+
+class _StreamLinks:
+    """discover_log_paths across ticks: a process's fd 1 and 2 links are read when it is first seen
+    and then every RECHECK_TICKS ticks (staggered by PID), not every tick: reading two links of each
+    of 1,000 processes was a fifth of a refresh, and a process rarely points its stdout elsewhere
+    once running (when it does, the new file is found within RECHECK_TICKS ticks)."""
+
+    def __init__(self, proc_root: str) -> None:
+        self.proc_root = proc_root
+        self._tick = 0
+        self._links: dict[tuple[int, object], tuple[Optional[str], Optional[str]]] = {}
+
+    def paths(self, processes: Sequence[Union[ProcessInfo, int]]) -> list[tuple[str, str]]:
+        self._tick += 1
+        links: dict[tuple[int, object], tuple[Optional[str], Optional[str]]] = {}
+        ordered = []
+        for p in processes:
+            pid, started = (p, None) if isinstance(p, int) else (p.pid, p.start_time)
+            key = (pid, started if isinstance(started, float) else None)  # a reused PID is a new process
+            streams = self._links.get(key)
+            if streams is None or (pid + self._tick) % RECHECK_TICKS == 0:
+                streams = stream_targets(pid, self.proc_root)
+            links[key] = streams
+            ordered.append((pid, streams))
+        self._links = links  # processes gone from the tree are forgotten
+        return _pick_files(ordered, self.proc_root)
 
 
 class LogsCollector:
@@ -314,11 +360,12 @@ class LogsCollector:
         self.proc_root = proc_root
         self.clock = clock
         self._followers: dict[str, LogFollower] = {}
+        self._links = _StreamLinks(proc_root)
 
     def __call__(self, processes: Sequence[Union[ProcessInfo, int]], options: CollectOptions) -> tuple[LogTail, ...]:
         wanted: list[tuple[str, str]] = [(path, "--log") for path in options.logs]
         if options.discover_logs:
-            wanted += discover_log_paths(processes, self.proc_root)
+            wanted += self._links.paths(processes)
         for path, source in wanted:
             key = os.path.abspath(path)
             if key not in self._followers and (source == "--log" or len(self._followers) < MAX_FOLLOWED):

@@ -195,17 +195,24 @@ class SmapsReader:
     `figures()` returns the latest figure per PID (read on an earlier tick, with its time).
     Scheduling: never-read PIDs first, then the stalest due ones; a PID is due again after
     interval × max(1, RSS / 1 GiB, 4 × last cost / budget), so big or slow processes are read
-    less often. A tick stops starting reads once the budget is spent (one read may overrun it).
+    less often. A PID whose RSS has not moved since its last read waits STEADY_REFRESH_S: its PSS
+    changes then only as the processes it shares pages with come and go, and re-reading 1,000
+    idle workers every tick was most of a refresh's CPU (the figure's age says how old it is).
+    A tick stops starting reads once the budget is spent, and skips a read whose last cost would
+    overrun what is left (it goes first next tick); the first read of a tick always runs, so a
+    read dearer than the whole budget still happens, once per tick at most.
     """
 
     BIG_RSS = 2**30
     MAX_REFRESH_S = 120.0
+    STEADY_REFRESH_S = 30.0
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._figures: dict[int, SmapsFigure] = {}
         self._due_at: dict[int, float] = {}
+        self._rss_at_read: dict[int, int] = {}
         self._pending: Optional[tuple[dict[int, int], float, float]] = None
         self._busy = False
         self._closed = False
@@ -270,19 +277,30 @@ class SmapsReader:
                     self._busy = False
                     self._wake.notify_all()
 
+    def _steady(self, pid: int, rss: int, wall: float) -> bool:
+        """RSS unchanged since the last read, and that read younger than STEADY_REFRESH_S."""
+        return (rss > 0 and self._rss_at_read.get(pid) == rss
+                and wall - self._figures[pid].read_at < self.STEADY_REFRESH_S)
+
     def _batch(self, rss_by_pid: dict[int, int], budget_ms: float, interval_s: float) -> None:
         now = time.monotonic()
         with self._lock:
             for gone in set(self._figures) - set(rss_by_pid):
                 del self._figures[gone]
                 self._due_at.pop(gone, None)
+                self._rss_at_read.pop(gone, None)
             never = [p for p in rss_by_pid if p not in self._figures]
-            due = sorted((p for p in rss_by_pid if p in self._figures and self._due_at.get(p, 0) <= now),
+            wall = time.time()
+            due = sorted((p for p in rss_by_pid if p in self._figures and self._due_at.get(p, 0) <= now
+                          and not self._steady(p, rss_by_pid[p], wall)),
                          key=lambda p: self._figures[p].read_at)
         spent = 0.0
         for pid in never + due:
             if spent >= budget_ms or self._closed:
                 break
+            known = self._figures.get(pid)
+            if spent > 0 and known is not None and known.cost_ms > budget_ms - spent:
+                continue  # would overrun: a cheaper one may fit; this one is stalest next tick
             self.reading = (pid, time.monotonic())
             figure = read_smaps_rollup(pid)  # may block on the target's mm lock: that is why it is here
             self.reading = None
@@ -290,6 +308,7 @@ class SmapsReader:
             period = self.refresh_period_s(rss_by_pid.get(pid, 0), figure.cost_ms, budget_ms, interval_s)
             with self._lock:
                 self._figures[pid] = figure
+                self._rss_at_read[pid] = rss_by_pid.get(pid, 0)
                 # half a tick early, so a period of one tick means "every tick" despite jitter
                 self._due_at[pid] = time.monotonic() + period - interval_s / 2
         self.spent_ms = spent

@@ -16,12 +16,19 @@ from ..model.snapshot import ListeningSocket, PortProbe, PortReport
 from ..model.unavailable import Unavailable, unavailable_from_error
 from ..parse.procfs import TCP_LISTEN, TcpSocket, parse_net_tcp
 from .proc_table import read_text
+from .sock_diag import listening_tcp_netlink
 
 PROBE_TIMEOUT_S = 0.5
 
 
 def listening_tcp_sockets(proc: str = "/proc") -> list[TcpSocket]:
-    """Every TCP socket in LISTEN state in our network namespace (v4 and v6)."""
+    """Every TCP socket in LISTEN state in our network namespace (v4 and v6): through netlink
+    sock_diag where allowed (about fifty times cheaper, see sock_diag.py), else /proc/net/tcp{,6}."""
+    if proc == "/proc":
+        try:
+            return listening_tcp_netlink()
+        except OSError:
+            pass  # netlink refused (seccomp, no sock_diag): the files say the same, slower
     found: list[TcpSocket] = []
     for family in ("tcp", "tcp6"):
         try:

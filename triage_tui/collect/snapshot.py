@@ -94,7 +94,7 @@ class SnapshotCollector:
 
         def read_processes() -> tuple[ProcessInfo, ...]:
             table = read_proc_table()
-            return self.processes.collect(tree_pids(target, table), table)
+            return self.processes.collect(tree_pids(target, table), table, self._smaps_fields())
 
         processes = self._run("processes", statuses, (), read_processes)
         self._seen_pids.update(p.pid for p in processes)
@@ -121,26 +121,23 @@ class SnapshotCollector:
             sources=tuple(statuses),
         )
 
+    def _smaps_fields(self) -> dict[int, dict[str, object]]:
+        """The PSS figures the smaps thread already has, as ProcessInfo fields, for the rows being built."""
+        now = time.time()
+        out: dict[int, dict[str, object]] = {}
+        for pid, figure in self.smaps.figures().items():
+            known = is_known(figure.pss_bytes)
+            out[pid] = {"pss_bytes": figure.pss_bytes, "uss_bytes": figure.uss_bytes, "swap_bytes": figure.swap_bytes,
+                        "pss_age_s": max(0.0, now - figure.read_at) if known else figure.pss_bytes}
+        return out
+
     def _memory(self, processes: tuple[ProcessInfo, ...], options: CollectOptions,
                 statuses: list[SourceStatus]) -> tuple[tuple[ProcessInfo, ...], MemoryReport]:
-        """Hand this tick's smaps work to the reader thread; attach the figures it already has."""
+        """Hand this tick's smaps work to the reader thread (the rows already carry the figures it had)."""
         def read() -> tuple[tuple[ProcessInfo, ...], MemoryReport]:
             live = {p.pid: (p.rss_bytes if is_known(p.rss_bytes) else 0) for p in processes if not p.exited}
             self.smaps.submit(live, options.smaps_budget_ms, options.interval_s)  # type: ignore[arg-type]
-            figures = self.smaps.figures()
-            now = time.time()
-            rows = []
-            for p in processes:
-                figure = figures.get(p.pid)
-                if figure is None or p.exited:
-                    rows.append(p)
-                    continue
-                known = is_known(figure.pss_bytes)
-                rows.append(dataclasses.replace(
-                    p, pss_bytes=figure.pss_bytes, uss_bytes=figure.uss_bytes, swap_bytes=figure.swap_bytes,
-                    pss_age_s=max(0.0, now - figure.read_at) if known else figure.pss_bytes,
-                ))
-            out = tuple(rows)
+            out = processes
             root = next((p.pid for p in out if not p.exited), None)
             cgroup = collect_cgroup_memory(root) if root is not None else None
             report = MemoryReport(system=collect_system_memory(), target=target_memory(out),

@@ -9,13 +9,15 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Optional
 
 from ..model.snapshot import Hypothesis, Observation, Snapshot
 from ..model.stacks import StackCapture
 from .hypotheses import evaluate
+from .idle_runs import IdleRuns
 from .observations import Thresholds, observe_snapshots
 from .stack_observations import stack_observations
 
@@ -46,6 +48,27 @@ class DiagnosisEngine:
         self._status: dict[str, str] = {}
         self._stacks: Optional[StackCapture] = None
         self._previous_stacks: Optional[StackCapture] = None
+        self._idle = IdleRuns()
+        self._idle_stale = False
+
+    def _idle_figures(self, snapshot: Snapshot) -> Optional[dict[int, Optional[float]]]:
+        """idle_seconds of every process of `snapshot` from the runs, then `snapshot` joins them.
+        The runs are rebuilt from the history when they cannot simply be extended (first update,
+        time went backwards); None (walk the history instead) while its times are not increasing."""
+        if self._idle_stale or self._idle.last_at is None or snapshot.taken_at <= self._idle.last_at:
+            self._idle.reset()
+            times = [s.taken_at for s in self.history]
+            if any(later <= earlier for earlier, later in pairwise(times)):
+                self._idle_stale = True
+                return None
+            for earlier in list(self.history)[:-1]:
+                self._idle.add(earlier)
+            self._idle_stale = False
+        self._idle.trim(self.history[0].taken_at)
+        figures = {p.pid: self._idle.idle_seconds(snapshot.process(p.pid), snapshot.taken_at, self.thresholds)
+                   for p in snapshot.processes}
+        self._idle.add(snapshot)
+        return figures
 
     def update(self, snapshot: Snapshot, stacks: Optional[StackCapture] = None) -> Diagnosis:
         self.history.append(snapshot)
@@ -54,7 +77,8 @@ class DiagnosisEngine:
         if stacks is not None and stacks is not self._stacks:
             if self._stacks is None or stacks.taken_at > self._stacks.taken_at:
                 self._previous_stacks, self._stacks = self._stacks, stacks
-        observations = observe(list(self.history), self._stacks, self.thresholds, self._previous_stacks)
+        idle_of = self._idle_figures(snapshot)
+        observations = observe(list(self.history), self._stacks, self.thresholds, self._previous_stacks, idle_of)
         hypotheses = evaluate(observations)
         changes = tuple(self._changes(snapshot.taken_at, hypotheses))
         self.changelog.extend(changes)
@@ -75,9 +99,10 @@ class DiagnosisEngine:
 
 
 def observe(history: Sequence[Snapshot], stacks: Optional[StackCapture] = None,
-            thresholds: Thresholds = Thresholds(), previous_stacks: Optional[StackCapture] = None) -> list[Observation]:
+            thresholds: Thresholds = Thresholds(), previous_stacks: Optional[StackCapture] = None,
+            idle_of: Optional[Mapping[int, Optional[float]]] = None) -> list[Observation]:
     """All observations: the snapshots' history plus the latest stack capture."""
-    out = observe_snapshots(history, thresholds)
+    out = observe_snapshots(history, thresholds, idle_of)
     if stacks is not None:
         out += stack_observations(stacks, history[-1] if history else None, previous_stacks)
     return out

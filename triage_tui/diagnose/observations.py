@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Optional
 
@@ -101,7 +101,10 @@ def _name(p: ProcessInfo) -> str:
     return os.path.basename(p.cmdline[0]) if p.cmdline else p.name
 
 
-def process_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Observation]:
+def process_observations(history: Sequence[Snapshot], th: Thresholds,
+                         idle_of: Optional[Mapping[int, Optional[float]]] = None) -> list[Observation]:
+    """`idle_of`: idle_seconds per PID of the latest snapshot, when the caller keeps them up to
+    date (the engine's IdleRuns); else they are computed by walking the history."""
     now = history[-1]
     at = now.taken_at
     out: list[Observation] = []
@@ -119,7 +122,7 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Ob
             if is_known(p.cpu_percent) and p.cpu_percent < 1.0 and p.state != "R":  # type: ignore[operator]
                 idle[p.pid] = 0.0
         else:
-            secs = idle_seconds(history, p.pid, th)
+            secs = idle_of.get(p.pid) if idle_of is not None else idle_seconds(history, p.pid, th)
             if secs is not None:
                 idle[p.pid] = secs
         if rate is not None and rate >= th.busy_cpu_rate and (one_look or p.pid not in idle):
@@ -212,9 +215,8 @@ def _worker_shape(history: Sequence[Snapshot], procs: Sequence[ProcessInfo], at:
         for e in snap.exited:
             code = f"exit code {e.exit_code}" if is_known(e.exit_code) else "exit status unknown"
             gone[e.pid] = (e.name, code)
-        for p in snap.processes:
-            if p.exited:
-                gone.setdefault(p.pid, (p.name, "exit status unknown"))
+        for p in snap.exited_rows:
+            gone.setdefault(p.pid, (p.name, "exit status unknown"))
     for pid, (name, code) in sorted(gone.items()):
         signal = _signal_of(code)
         out.append(_obs("worker-exited", f"PID {pid} ({name}) exited: {code}{signal}", "processes", at, [pid],
@@ -305,11 +307,12 @@ def _progress_moving(history: Sequence[Snapshot], path: str) -> bool:
     return len(seen) > 1 or len(history) == 1
 
 
-def observe_snapshots(history: Sequence[Snapshot], th: Thresholds = Thresholds()) -> list[Observation]:
+def observe_snapshots(history: Sequence[Snapshot], th: Thresholds = Thresholds(),
+                      idle_of: Optional[Mapping[int, Optional[float]]] = None) -> list[Observation]:
     """Every non-stack observation the history supports, newest snapshot last."""
     if not history:
         return []
-    out = (process_observations(history, th) + log_observations(history, th) + port_observations(history)
+    out = (process_observations(history, th, idle_of) + log_observations(history, th) + port_observations(history)
            + gpu_observations(history, th) + memory_observations(history, th) + kernel_observations(history))
     return out + _joined(out, history[-1].taken_at)
 

@@ -24,16 +24,36 @@ def _key(name: str) -> str:
     return name[:-1] if name.endswith("_") else name
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+@cache
+def _field_keys(cls: type) -> tuple[tuple[str, str], ...] | None:
+    """(field name, JSON key) of a dataclass type, None for any other type. Cached: the recorder
+    encodes every row of every snapshot, and dataclasses.fields() per object was most of its cost."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    return tuple((f.name, _key(f.name)) for f in dataclasses.fields(cls))
+
+
 def to_data(obj: Any) -> Any:
     """Plain JSON-able data (dicts, lists, numbers, strings) for a model object."""
+    cls = type(obj)
+    if cls in _SCALARS:
+        return obj
     if isinstance(obj, Unavailable):
         return {_UNAVAILABLE_KEY: obj.reason, "hint": obj.hint}
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {_key(f.name): to_data(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    keys = None if isinstance(obj, type) else _field_keys(cls)
+    if keys is not None:
+        out = {}
+        for name, key in keys:
+            value = getattr(obj, name)
+            out[key] = value if type(value) in _SCALARS else to_data(value)  # most fields: no call
+        return out
     if isinstance(obj, (list, tuple)):
-        return [to_data(x) for x in obj]
+        return [x if type(x) in _SCALARS else to_data(x) for x in obj]  # PID lists: thousands of ints
     if isinstance(obj, dict):
-        return {str(k): to_data(v) for k, v in obj.items()}
+        return {str(k): v if type(v) in _SCALARS else to_data(v) for k, v in obj.items()}
     return obj
 
 

@@ -1,0 +1,229 @@
+"""What a refresh does not re-read, and that what it carries is what a read would have said.
+
+A real child blocks on a pipe (so it provably does not run between ticks), then is woken to grow
+its memory; the reads each tick makes are recorded by wrapping the collector's file reads.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from triage_tui.collect import logs as logs_module
+from triage_tui.collect import memory as memory_module
+from triage_tui.collect import processes as processes_module
+from triage_tui.collect.logs import RECHECK_TICKS, LogsCollector
+from triage_tui.collect.memory import SmapsFigure, SmapsReader
+from triage_tui.collect.processes import ProcessCollector, read_run_count
+from triage_tui.host.base import CollectOptions
+from triage_tui.model.snapshot import ProcessInfo
+
+SLEEPER = r'''
+import os, sys
+ready, go = int(sys.argv[1]), int(sys.argv[2])
+blobs = []
+os.write(ready, b"R")
+while os.read(go, 1):
+    blobs.append(b"\x01" * (16 << 20))  # 16 MiB, every page written
+    os.write(ready, b"D")
+'''
+
+
+class Sleeper:
+    def __init__(self) -> None:
+        ready_r, ready_w = os.pipe()
+        go_r, go_w = os.pipe()
+        self.proc = subprocess.Popen([sys.executable, "-c", SLEEPER, str(ready_w), str(go_r)],
+                                     pass_fds=(ready_w, go_r))
+        os.close(ready_w)
+        os.close(go_r)
+        self.ready, self.go = ready_r, go_w
+        assert os.read(self.ready, 1) == b"R"
+
+    def grow(self) -> None:
+        os.write(self.go, b"g")
+        assert os.read(self.ready, 1) == b"D"
+
+    def wait_asleep(self, limit_s: float = 60.0) -> None:
+        """Until the child sleeps in read(): after its handshake it may still sit runnable (R) in
+        the run queue of a busy machine, and a runnable process is re-read every tick by design."""
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            with open(f"/proc/{self.proc.pid}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] == b"S":
+                    return
+            time.sleep(0.01)
+        pytest.fail("the child never went to sleep on its pipe")
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        os.close(self.ready)
+        os.close(self.go)
+
+
+@pytest.fixture
+def sleeper() -> Iterator[Sleeper]:
+    child = Sleeper()
+    try:
+        yield child
+    finally:
+        child.close()
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Paths the process collector opens, in order."""
+    seen: list[str] = []
+    real_text, real_bytes = processes_module.read_text, processes_module.read_bytes
+
+    def text(path: str) -> str:
+        seen.append(path)
+        return real_text(path)
+
+    def raw(path: str) -> bytes:
+        seen.append(path)
+        return real_bytes(path)
+
+    monkeypatch.setattr(processes_module, "read_text", text)
+    monkeypatch.setattr(processes_module, "read_bytes", raw)
+    return seen
+
+
+def _tick(collector: ProcessCollector, pid: int, reads: list[str]) -> tuple[ProcessInfo, set[str]]:
+    reads.clear()
+    (row,) = collector.collect([pid])
+    return row, {os.path.basename(p) for p in reads}
+
+
+def test_a_process_that_did_not_run_is_not_reread_and_keeps_its_figures(sleeper: Sleeper, reads: list[str]) -> None:
+    pid = sleeper.proc.pid
+    sleeper.wait_asleep()
+    collector = ProcessCollector()
+    first, read_first = _tick(collector, pid, reads)
+    assert {"status", "wchan", "io"} <= read_first
+    for _ in range(50):  # a stray wake-up (none is expected) would only make one tick read again
+        before = first
+        first, read_now = _tick(collector, pid, reads)
+        if "wchan" not in read_now:
+            break
+    else:
+        pytest.fail("a child blocked on a pipe was re-read on every tick")
+    assert "io" not in read_now  # single-threaded and has not run: no I/O of its own
+    if read_run_count(pid) is not None:
+        assert "status" not in read_now  # schedstat run count unchanged: status is what it was
+    else:
+        assert "status" in read_now  # no schedstat in this kernel: status every tick
+    for field in ("rss_bytes", "rss_anon_bytes", "vms_bytes", "ctx_voluntary", "wchan", "read_bytes", "write_bytes",
+                  "user", "nspid", "name"):
+        assert getattr(first, field) == getattr(before, field), field
+    assert first.ctx_voluntary_delta == 0 and first.read_bytes_delta == 0 and first.cpu_percent == 0.0
+    assert isinstance(first.wchan, str) and first.wchan  # a sleeping process has a wait channel
+
+    sleeper.grow()  # it runs, faults in 16 MiB and sleeps again: everything is read afresh
+    grown, read_grown = _tick(collector, pid, reads)
+    assert {"status", "wchan", "io"} <= read_grown
+    assert grown.rss_bytes >= first.rss_bytes + (15 << 20)  # type: ignore[operator]
+
+
+def test_smaps_steady_rss_is_not_reread_and_a_moved_rss_is() -> None:
+    me = os.getpid()
+    reader = SmapsReader()
+    try:
+        reader.submit({me: 1000}, budget_ms=1000, interval_s=1e-9)  # a period of ~0: due at once
+        assert reader.wait_idle(30)
+        first = reader.figures()[me].read_at
+        reader.submit({me: 1000}, budget_ms=1000, interval_s=1e-9)
+        assert reader.wait_idle(30)
+        assert reader.figures()[me].read_at == first  # RSS unchanged: the figure stands
+        reader.submit({me: 2000}, budget_ms=1000, interval_s=1e-9)
+        assert reader.wait_idle(30)
+        assert reader.figures()[me].read_at > first
+    finally:
+        reader.close()
+
+
+def test_smaps_skips_a_read_that_would_overrun_what_is_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    costs = {1: 8.0, 2: 5.0, 3: 1.0}
+    count = {pid: 0 for pid in costs}
+
+    def fake_read(pid: int) -> SmapsFigure:  # the scheduling under test, with known read costs
+        count[pid] += 1
+        return SmapsFigure(pid, float(sum(count.values())), costs[pid], 1, 1, 0)
+
+    monkeypatch.setattr(memory_module, "read_smaps_rollup", fake_read)
+    reader = SmapsReader()
+    try:
+        reader.submit({1: 0, 2: 0, 3: 0}, budget_ms=10, interval_s=1e-9)
+        assert reader.wait_idle(30)
+        assert count == {1: 1, 2: 1, 3: 0}  # 8 + 5 spent the budget; PID 3 waits
+        reader.submit({1: 0, 2: 0, 3: 0}, budget_ms=10, interval_s=1e-9)
+        assert reader.wait_idle(30)
+        # never-read PID 3 first (1), then the stalest: PID 1 fits (9); PID 2's 5 would overrun
+        assert count == {1: 2, 2: 1, 3: 1}
+        assert reader.spent_ms == 9.0
+    finally:
+        reader.close()
+
+
+REDIRECTER = r'''
+import os, sys
+ready, go = int(sys.argv[1]), int(sys.argv[2])
+os.write(ready, b"R")
+os.read(go, 1)
+fd = os.open(sys.argv[3], os.O_WRONLY | os.O_CREAT, 0o644)
+os.dup2(fd, 1)  # stdout now goes to a file
+os.write(ready, b"D")
+os.read(go, 1)
+'''
+
+
+def test_a_stdout_redirected_later_is_found_within_the_recheck_period(tmp_path: Path) -> None:
+    log = tmp_path / "late.log"
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    child = subprocess.Popen([sys.executable, "-c", REDIRECTER, str(ready_w), str(go_r), str(log)],
+                             pass_fds=(ready_w, go_r), stdout=subprocess.DEVNULL)
+    os.close(ready_w)
+    os.close(go_r)
+    collector = LogsCollector()
+    try:
+        assert os.read(ready_r, 1) == b"R"
+        options = CollectOptions()
+        assert all(t.path != str(log) for t in collector([child.pid], options))
+        os.write(go_w, b"g")
+        assert os.read(ready_r, 1) == b"D"
+        found_after = None
+        for tick in range(1, RECHECK_TICKS + 1):
+            if any(t.path == str(log) for t in collector([child.pid], options)):
+                found_after = tick
+                break
+        assert found_after is not None, f"not found within {RECHECK_TICKS} ticks"
+        assert logs_module.RECHECK_TICKS == RECHECK_TICKS
+    finally:
+        collector.close()
+        child.kill()
+        child.wait()
+        os.close(ready_r)
+        os.close(go_w)
+
+
+def test_the_carried_row_equals_the_row_a_full_read_builds(sleeper: Sleeper, monkeypatch: pytest.MonkeyPatch) -> None:
+    pid = sleeper.proc.pid
+    sleeper.wait_asleep()
+    carried, full = ProcessCollector(), ProcessCollector()
+    rows: dict[str, list[ProcessInfo]] = {"carried": [], "full": []}
+    real_unchanged = processes_module._status_unchanged
+    for _ in range(3):
+        monkeypatch.setattr(processes_module, "_status_unchanged", real_unchanged)
+        rows["carried"] += carried.collect([pid])
+        monkeypatch.setattr(processes_module, "_status_unchanged", lambda *args: False)  # always read status
+        rows["full"] += full.collect([pid])
+    assert rows["carried"][-1] == rows["full"][-1]  # every field, deltas and figures alike
+    assert rows["carried"][-1].ctx_voluntary_delta == 0 and rows["carried"][-1].num_fds == rows["full"][-1].num_fds
