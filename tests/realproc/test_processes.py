@@ -62,7 +62,7 @@ def test_every_field_is_filled_for_a_live_process(incident_tree: dict[str, Any],
                  "ctx_voluntary", "ctx_involuntary", "ctx_voluntary_delta", "ctx_involuntary_delta",
                  "read_bytes", "write_bytes", "read_bytes_delta", "write_bytes_delta", "major_faults",
                  "major_faults_delta", "num_fds", "user", "rss_bytes", "rss_anon_bytes", "rss_file_bytes",
-                 "rss_shmem_bytes", "vms_bytes", "pss_bytes", "uss_bytes", "swap_bytes", "pss_age_s"):
+                 "rss_shmem_bytes", "vms_bytes", "pss_bytes", "uss_bytes", "swap_bytes", "pss_read_at"):
         assert is_known(getattr(launcher, name)), f"{name} = {getattr(launcher, name)}"
     assert launcher.user == "root" and launcher.nspid and launcher.nspid[-1] == launcher.pid
     assert launcher.num_fds >= 3  # type: ignore[operator]

@@ -52,7 +52,7 @@ def worker(pid: int, i: int, tick: int) -> ProcessInfo:
         rss_file_bytes=WORKER_RSS - 200 * 1024 * 1024, rss_shmem_bytes=0,
         pss_bytes=WORKER_PSS if tick > 0 else Unavailable("not read yet"),
         uss_bytes=200 * 1024 * 1024 if tick > 0 else Unavailable("not read yet"),
-        pss_age_s=float(tick % 5) if tick > 0 else Unavailable("not read yet"),
+        pss_read_at=1000.0 + tick - (tick % 5) if tick > 0 else Unavailable("not read yet"),
     )
 
 
@@ -147,7 +147,7 @@ def many_processes(n: int, tick: int, base: Optional[Snapshot] = None) -> Snapsh
     if base is None:
         rows = tuple(ProcessInfo(pid=1000 + j, ppid=1000, name=f"worker-{j}", cmdline=("python", "-m", "w", str(j)),
                                  state="S", cpu_percent=0.0, cpu_time_s=10.0, threads=12, rss_bytes=GiB + j,
-                                 pss_bytes=GiB // 8, pss_age_s=0.0) for j in range(n))
+                                 pss_bytes=GiB // 8, pss_read_at=1000.0) for j in range(n))
         return Snapshot(host="node", taken_at=T0, interval_s=2.0, processes=rows,
                         memory=MemoryReport(system=SystemMemory(total_bytes=SYSTEM_TOTAL, used_bytes=SYSTEM_USED)))
     moved = tick % n

@@ -64,7 +64,7 @@ class _Sample:  # mutable: an unchanged process's sample is carried forward in p
     row: Optional[ProcessInfo] = None  # the row this sample's tick produced
 
 
-_PSS_FIELDS = ("pss_bytes", "uss_bytes", "swap_bytes", "pss_age_s")
+_PSS_FIELDS = ("pss_bytes", "uss_bytes", "swap_bytes", "pss_read_at")
 _PSS_DEFAULTS = {f.name: f.default for f in fields(ProcessInfo) if f.name in _PSS_FIELDS}
 _ZERO_DELTAS = {"major_faults_delta": 0, "ctx_voluntary_delta": 0, "ctx_involuntary_delta": 0,
                 "read_bytes_delta": 0, "write_bytes_delta": 0, "cpu_percent": 0.0}

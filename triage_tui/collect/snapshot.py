@@ -123,12 +123,11 @@ class SnapshotCollector:
 
     def _smaps_fields(self) -> dict[int, dict[str, object]]:
         """The PSS figures the smaps thread already has, as ProcessInfo fields, for the rows being built."""
-        now = time.time()
         out: dict[int, dict[str, object]] = {}
         for pid, figure in self.smaps.figures().items():
             known = is_known(figure.pss_bytes)
             out[pid] = {"pss_bytes": figure.pss_bytes, "uss_bytes": figure.uss_bytes, "swap_bytes": figure.swap_bytes,
-                        "pss_age_s": max(0.0, now - figure.read_at) if known else figure.pss_bytes}
+                        "pss_read_at": figure.read_at if known else figure.pss_bytes}
         return out
 
     def _memory(self, processes: tuple[ProcessInfo, ...], options: CollectOptions,

@@ -195,7 +195,7 @@ _FROM_STATUS = ("name", "state", "threads", "rss_bytes", "rss_anon_bytes", "rss_
 
 def _process(row: ProcessInfo, status_text: Optional[str]) -> ProcessInfo:
     """ps's row, completed by /proc/PID/status where it was read this refresh."""
-    info = dataclasses.replace(row, pss_bytes=NO_SMAPS, uss_bytes=NO_SMAPS, pss_age_s=NO_SMAPS,
+    info = dataclasses.replace(row, pss_bytes=NO_SMAPS, uss_bytes=NO_SMAPS, pss_read_at=NO_SMAPS,
                                cpu_percent=Unavailable("agentless mode: no CPU sampling"))
     if status_text is None:
         missing = Unavailable("agentless mode: appeared since the last refresh", "the next refresh reads it")

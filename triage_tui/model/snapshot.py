@@ -84,11 +84,11 @@ class ProcessInfo:
     rss_file_bytes: Int = Unavailable("not read")
     rss_shmem_bytes: Int = Unavailable("not read")
     vms_bytes: Int = Unavailable("not read")
-    # memory, from smaps_rollup on a budget; pss_age_s says how old the figure is
+    # memory, from smaps_rollup on a budget; pss_read_at says when it was read (its age: taken_at - pss_read_at)
     pss_bytes: Int = Unavailable("not read yet")
     uss_bytes: Int = Unavailable("not read yet")
     swap_bytes: Int = Unavailable("not read yet")
-    pss_age_s: Float = Unavailable("not read yet")
+    pss_read_at: Float = Unavailable("not read yet")  # epoch s; a time, not an age, so an idle row stays unchanged
     gpus: tuple[GpuHolding, ...] = ()
     exited: bool = False  # vanished during this read; the row stays so it can be explained
     error: Optional[Unavailable] = None  # whole-row problem (access denied, vanished mid-read)
