@@ -22,7 +22,7 @@ from triage_tui.record.recorder import Recorder
 def table(n: int) -> Snapshot:
     rows = tuple(ProcessInfo(pid=1000 + j, ppid=1000, name=f"worker-{j}", cmdline=("python", "-m", "w", str(j)),
                              state="S", cpu_percent=0.0, cpu_time_s=10.0, threads=12, rss_bytes=2**30 + j,
-                             pss_bytes=2**27, pss_age_s=0.0, ctx_voluntary=100) for j in range(n))
+                             pss_bytes=2**27, pss_read_at=1000.0, ctx_voluntary=100) for j in range(n))
     return Snapshot(host="node", taken_at=1.0, interval_s=2.0, processes=rows,
                     memory=MemoryReport(system=SystemMemory(total_bytes=2**35, used_bytes=2**32)))
 
@@ -33,7 +33,7 @@ def step(s: Snapshot, tick: int, moving: int) -> Snapshot:
         k = (tick * 7 + j) % len(rows)
         p = rows[k]
         rows[k] = dataclasses.replace(p, cpu_time_s=p.cpu_time_s + 0.01, ctx_voluntary=p.ctx_voluntary + 3,
-                                      pss_age_s=float(tick % 5))
+                                      pss_read_at=1000.0 + tick - (tick % 5))
     return dataclasses.replace(s, taken_at=s.taken_at + 2.0, processes=tuple(rows),
                                memory=dataclasses.replace(s.memory, smaps_spent_ms=float(tick % 7)))
 
