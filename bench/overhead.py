@@ -11,8 +11,9 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 from common import REPO, Spread, TmuxPane, cpu_seconds, have, peak_rss_bytes, process_farm, spread, tree_of
 

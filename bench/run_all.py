@@ -58,7 +58,9 @@ def main() -> int:
         import refresh
 
         print("## One refresh against size\n")
-        print(refresh.table(refresh.run(quick=args.quick)) + "\n")
+        print(refresh.table(refresh.run(repeats=3 if args.quick else 7)) + "\n")
+        print("smaps_rollup on a budget (10 ms per tick, 1,000 processes plus one mapping 2 GiB):\n")
+        print(refresh.smaps_table(refresh.measure_smaps_budget(2 if args.quick else 5)) + "\n")
     if "app" in only:
         print("## The app: UI-thread time of one refresh\n")
         print("```\n" + _script("app_refresh.py") + "\n```\n")

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Optional
 
 from common import REPO, Spread, TmuxPane, have, process_farm, spread
 from overhead import GLANCES
