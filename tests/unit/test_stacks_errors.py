@@ -78,6 +78,9 @@ def test_permission_problems_name_the_fix(euid: int, owner: int, scope: int, cap
     ("98 0x7f 0x80 0x0 0x0 0x0 0x0 0x7ffd 0x7f", "aarch64", "futex"),
     ("running", "x86_64", "running"), ("-1 0x7ffd 0x7f", "x86_64", "not in a syscall"),
     ("999 0x0", "x86_64", "syscall 999"), ("", "x86_64", ""),
+    # a kernel thread (kworker): no user stack or pc, so not `read` though the number is 0
+    ("0 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0", "x86_64", "not in a syscall"),
+    ("0 0x3 0x7ffd 0x10 0x0 0x0 0x0 0x7ffd 0x7f", "x86_64", "read"),
 ])
 def test_syscall_names(text: str, machine: str, name: str) -> None:
     assert syscall_name(text, machine) == name

@@ -94,14 +94,17 @@ def syscall_name(text: str, machine: Optional[str] = None) -> str:
     text = text.strip()
     if not text:
         return ""
-    first = text.split()[0]
+    fields = text.split()
+    first = fields[0]
     if first == "running":
         return "running"
     try:
         number = int(first)
     except ValueError:
         return first
-    if number < 0:
+    # A kernel thread has no user context: the kernel prints "0 0x0 ... 0x0" with stack pointer and
+    # program counter 0, and syscall 0 would otherwise read as `read` (a socket wait, on x86_64).
+    if number < 0 or (len(fields) == 9 and fields[-2:] == ["0x0", "0x0"]):
         return "not in a syscall"
     table = _SYSCALLS.get(machine or platform.machine(), {})
     return table.get(number, f"syscall {number}")
