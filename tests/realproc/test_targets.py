@@ -112,6 +112,9 @@ def _dead_pid() -> int:
     ("frobnicate", "malformed target"),
     (":http", "must be a number"),
     (":70000", "1-65535"),
+    # "²".isdigit() is True but int("²") raises: these crashed with a ValueError traceback
+    ("²", "malformed target"),
+    (":²", "must be a number"),
 ])
 def test_bad_specs_give_one_clear_line(spec: str, message: str) -> None:
     with pytest.raises(TargetError) as caught:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 
 from diagnose_cases import T0, GiB, proc, series
 
+from triage_tui.collect.snapshot import port_of_specs
+from triage_tui.commands.report import port_of
 from triage_tui.diagnose.observations import Thresholds, expected_workers, observe_snapshots
 from triage_tui.model.snapshot import (
     CgroupMemory,
@@ -69,6 +72,8 @@ def test_expected_workers_missing_and_present() -> None:
     assert expected_workers([proc(1, cmdline=("torchrun", "--nproc-per-node=4", "x.py"))])[0] == 4
     assert expected_workers([proc(1, cmdline=("vllm", "--tensor-parallel-size", "2"))])[0] == 2
     assert expected_workers([proc(1, cmdline=("python", "--tp-size", "1"))]) is None
+    # a target's argv is not ours to trust: "²" passes str.isdigit() and int() raises on it
+    assert expected_workers([proc(1, cmdline=("python", "--tp-size", "²"))]) is None
     few = ids(snaps([launcher, proc(11, 10)]))
     assert few["workers-missing"][0].figures == {"expected": 8, "found": 1}
     assert "all-alive" not in few
@@ -216,3 +221,8 @@ def test_a_vanished_worker_named_by_an_oom_kill_line() -> None:
     other = KernelEvent(kind="oom-kill", pid=8, text="Out of memory: Killed process 8 (x)")
     assert "worker-oom-killed" not in ids(snaps([proc(1)], exited=(ExitedProcess(pid=7, name="w"),),
                                                kernel=KernelReport(events=(other,))))
+
+
+def test_port_of_ignores_digits_int_cannot_read() -> None:
+    assert port_of(argparse.Namespace(port=None, targets=[":²", ":8000"])) == 8000
+    assert port_of_specs((":²",)) is None

@@ -125,7 +125,7 @@ def collect_cgroup_memory(pid: int) -> CgroupMemory:
             try:
                 for line in read_text(f"{directory}/memory.oom_control").splitlines():
                     key, _, value = line.partition(" ")
-                    if key == "oom_kill" and value.strip().isdigit():
+                    if key == "oom_kill" and value.strip().isdecimal():
                         oom = int(value)  # type: ignore[assignment]
             except OSError:
                 pass
@@ -141,7 +141,7 @@ def collect_cgroup_memory(pid: int) -> CgroupMemory:
             for line in read_text(f"{directory}/memory.events").splitlines():
                 key, _, value = line.partition(" ")
                 events[key] = value
-            oom_kills = int(events["oom_kill"]) if events.get("oom_kill", "").isdigit() else Unavailable(
+            oom_kills = int(events["oom_kill"]) if events.get("oom_kill", "").isdecimal() else Unavailable(
                 "no oom_kill in memory.events")
             return CgroupMemory(path=directory, version=2, current_bytes=_read_int(f"{directory}/memory.current"),
                                 max_bytes=None if raw_max == "max" else int(raw_max), oom_kills=oom_kills)

@@ -111,7 +111,7 @@ def read_proc_table(proc: str = "/proc") -> ProcTable:
     table = ProcTable()
     stats = table.stats
     for name in os.listdir(proc):
-        if not name.isdigit():
+        if not name.isdecimal():
             continue
         try:
             raw = read_bytes(f"{proc}/{name}/stat")

@@ -73,7 +73,7 @@ def parse_smaps(text: str) -> list[FileMapping]:
         if slot is None:
             continue
         value = rest.split()
-        if value and value[0].isdigit():
+        if value and value[0].isdecimal():
             current[slot] += int(value[0]) * 1024
     result = [
         FileMapping(

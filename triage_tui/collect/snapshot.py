@@ -43,7 +43,7 @@ def port_of_specs(specs: tuple[str, ...]) -> Optional[int]:
     """The N of the first `:N` target spec: a :PORT target is probed even without --port."""
     for spec in specs:
         text = spec.strip()
-        if text.startswith(":") and text[1:].isdigit():
+        if text.startswith(":") and text[1:].isdecimal():
             return int(text[1:])
     return None
 

@@ -165,7 +165,7 @@ def resolve_targets(
         return Target(specs=(), roots=tuple(_auto_pick(table, excluded, gpu_pids)), auto_picked=True)
     for spec in specs:
         text = spec.strip()
-        if text.isdigit():
+        if text.isdecimal():
             found = _resolve_pid(text, table)
         elif text.startswith("name:"):
             found = _resolve_regex(spec, text[5:], table, excluded)

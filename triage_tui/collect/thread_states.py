@@ -155,7 +155,7 @@ def kernel_process_stacks(
 ) -> ProcessStacks:
     """Every thread of PID from /proc, source="kernel". `error` says why py-spy's view is missing, if it is."""
     try:
-        tids = sorted(int(t) for t in os.listdir(f"{proc}/{pid}/task") if t.isdigit())
+        tids = sorted(int(t) for t in os.listdir(f"{proc}/{pid}/task") if t.isdecimal())
     except OSError as exc:
         return ProcessStacks(pid=pid, name=name, source="kernel", error=error or unavailable_from_error(exc))
     threads = tuple(t for t in (kernel_thread(pid, tid, proc) for tid in tids) if t is not None)

@@ -32,7 +32,7 @@ def port_of(args: argparse.Namespace) -> Optional[int]:
         return int(args.port)
     for spec in getattr(args, "targets", ()) or ():
         text = spec.strip()
-        if text.startswith(":") and text[1:].isdigit():
+        if text.startswith(":") and text[1:].isdecimal():
             return int(text[1:])
     return None
 

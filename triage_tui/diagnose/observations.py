@@ -92,7 +92,7 @@ def expected_workers(processes: Sequence[ProcessInfo]) -> Optional[tuple[int, st
             if not m:
                 continue
             value = m.group(2) or (args[i + 1] if i + 1 < len(args) else "")
-            if value.isdigit() and int(value) > 1:
+            if value.isdecimal() and int(value) > 1:
                 return int(value), f"--{m.group(1)} {value}", p.pid
     return None
 

@@ -137,7 +137,7 @@ class SshHost:
 
     # ------------------------------------------------------------ Host protocol
     def _resolve_locked(self, specs: Sequence[str], port: Optional[int] = None) -> Target:
-        conn = self._ensure([int(s) for s in specs if s.isdigit()])
+        conn = self._ensure([int(s) for s in specs if s.isdecimal()])
         try:
             if self._agent is not None:
                 reply = self._agent.request("resolve", self.request_timeout_s, specs=list(specs), port=port)

@@ -162,7 +162,7 @@ def resolve_from_ps(specs: Sequence[str], rows: Sequence[ProcessInfo], ss_text: 
     by_pid = {r.pid: r for r in rows}
     roots: list[TargetRoot] = []
     for spec in specs:
-        if spec.isdigit():
+        if spec.isdecimal():
             if int(spec) not in by_pid:
                 raise TargetError(f"no process with PID {spec} on the node")
             roots.append(TargetRoot(int(spec), f"PID {spec}"))
@@ -177,7 +177,7 @@ def resolve_from_ps(specs: Sequence[str], rows: Sequence[ProcessInfo], ss_text: 
             roots += [TargetRoot(r.pid, f"command line matches {spec[5:]!r}") for r in found if r.ppid not in pids]
             if not found:
                 raise TargetError(f"no process on the node matches {spec!r}")
-        elif spec.startswith(":") and spec[1:].isdigit():
+        elif spec.startswith(":") and spec[1:].isdecimal():
             listeners = [pid for s in parse_ss_listen(ss_text) if s.port == int(spec[1:]) for pid in s.pids]
             if not listeners:
                 raise TargetError(f"nothing listens on {spec} on the node (ss -ltnp, as the ssh user)")
@@ -234,13 +234,13 @@ def _kernel(sections: Sections, pids: set[int]) -> KernelReport:
     if text.startswith("dmesg-failed:"):
         return KernelReport(error=Unavailable(f"agentless mode: {text.strip()[:200]}", "ssh as root, or sysctl kernel.dmesg_restrict=0"))
     btime = sections.get("btime").split()
-    boot = float(btime[1]) if len(btime) == 2 and btime[1].isdigit() else None
+    boot = float(btime[1]) if len(btime) == 2 and btime[1].isdecimal() else None
     return KernelReport(events=tuple(e for e in parse_kernel_lines(text, boot) if e.pid in pids))
 
 
 def _log(path: str, stat_text: str, body: str, now: float) -> LogTail:
     parts = stat_text.split()
-    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+    if len(parts) != 2 or not all(p.isdecimal() for p in parts):
         return LogTail(path=path, error=Unavailable(f"agentless mode: {stat_text.strip()[:120] or 'cannot stat'}"))
     size, mtime = int(parts[0]), int(parts[1])
     body = body[:-1] if body.endswith("|") else body  # the '|' sentinel keeps a missing final newline visible

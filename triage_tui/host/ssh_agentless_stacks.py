@@ -112,15 +112,15 @@ def parse_stat(text: str) -> ProcStat:
     fields = rest.split()
     if not head or len(fields) < 20:
         return ProcStat()
-    return ProcStat(state=fields[0], name=head.partition("(")[2], ppid=int(fields[1]) if fields[1].isdigit() else 0,
-                    start_ticks=int(fields[19]) if fields[19].isdigit() else 0)
+    return ProcStat(state=fields[0], name=head.partition("(")[2], ppid=int(fields[1]) if fields[1].isdecimal() else 0,
+                    start_ticks=int(fields[19]) if fields[19].isdecimal() else 0)
 
 
 def parse_tasks(pid: int, text: str, machine: Optional[str] = None) -> tuple[ThreadStack, ...]:
     threads = []
     for line in text.splitlines():
         parts = line.split("|", 3)
-        if len(parts) != 4 or not parts[0].isdigit():
+        if len(parts) != 4 or not parts[0].isdecimal():
             continue
         stat = parse_stat(parts[3])
         if not stat.state:
@@ -159,7 +159,7 @@ def _failure(pid: int, code: str, err: str, after: ProcStat, options: StackOptio
         return Unavailable(f"permission denied on the node: py-spy could not attach to PID {pid}",
                            "ssh as the process's user or as root; check kernel.yama.ptrace_scope and, in a "
                            "container, CAP_SYS_PTRACE")
-    number = int(code) if code.lstrip("-").isdigit() else -1
+    number = int(code) if code.lstrip("-").isdecimal() else -1
     return explain_pyspy_failure(pid, number, err, after.state not in ("", "Z"))
 
 

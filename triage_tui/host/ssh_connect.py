@@ -75,7 +75,7 @@ def split_destination(text: str) -> tuple[Optional[str], str, Optional[int]]:
 
 
 def _port(text: str, whole: str) -> int:
-    if not text.isdigit() or not 0 < int(text) < 65536:
+    if not text.isdecimal() or not 0 < int(text) < 65536:
         raise SshError(f"bad port in ssh destination {whole!r}")
     return int(text)
 

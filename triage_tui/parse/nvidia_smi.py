@@ -158,7 +158,7 @@ def gpu_report_from_csv(
         for d in devices
     )
     versions = [c[-1].strip() for c in (ln.split(",") for ln in gpu_text.splitlines() if ln.strip())
-                if QUERY_GPU_FIELDS[-1] == "driver_version" and c[-1].strip()[:1].isdigit()]
+                if QUERY_GPU_FIELDS[-1] == "driver_version" and c[-1].strip()[:1].isdecimal()]
     return GpuReport(
         source="nvidia-smi", driver_version=versions[0] if versions else Unavailable("not reported"),
         cuda_driver_version=Unavailable("nvidia-smi's CSV query does not report it"), devices=devices,
@@ -213,10 +213,10 @@ def _stats(cells: list[str], device: GpuDevice) -> GpuDevice:
 def _process_row(cell: str) -> Optional[tuple[int, GpuProcess]]:
     """One row of the Processes table, old (GPU PID Type Name Mem) or new (GPU GI CI PID Type Name Mem)."""
     tokens = cell.split()
-    if len(tokens) < 4 or not tokens[0].isdigit():
+    if len(tokens) < 4 or not tokens[0].isdecimal():
         return None
     kind_at = next((i for i, t in enumerate(tokens) if t in _PROCESS_TYPES and i >= 2), None)
-    if kind_at is None or not tokens[kind_at - 1].isdigit():
+    if kind_at is None or not tokens[kind_at - 1].isdecimal():
         return None
     memory_token = tokens[-1]
     name = " ".join(tokens[kind_at + 1 : -1])

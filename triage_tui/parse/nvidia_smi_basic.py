@@ -65,7 +65,7 @@ def parse_csv(text: str) -> GpuReport:
         cells = dict(zip(keys, (c.strip() for c in line.split(",")), strict=False))
         if len(cells) < len(keys):
             break
-        kw: dict = {"index": int(cells["index"]) if cells.get("index", "").isdigit() else n}
+        kw: dict = {"index": int(cells["index"]) if cells.get("index", "").isdecimal() else n}
         for key, attr, conv in (("memory.used", "memory_used_bytes", lambda v: int(float(v)) << 20),
                                 ("memory.total", "memory_total_bytes", lambda v: int(float(v)) << 20),
                                 ("utilization.gpu", "utilization_gpu_percent", lambda v: int(float(v))),

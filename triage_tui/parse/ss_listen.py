@@ -25,7 +25,7 @@ def parse_ss_listen(text: str) -> list[SsListen]:
             continue
         local = parts[3]
         address, _, port = local.rpartition(":")
-        if not port.isdigit():
+        if not port.isdecimal():
             continue
         family = "tcp6" if address.startswith("[") else "tcp"
         out.append(SsListen(address.strip("[]"), int(port), tuple(int(p) for p in _PID.findall(line)), family))
