@@ -161,6 +161,25 @@ exec "$REAL" "$@"''')
     assert _process(capture, other["pid"]).threads[0].wait_kind == "sleep"
 
 
+def test_a_stop_of_a_process_no_py_spy_attached_to_is_not_undone(tmp_path: Path) -> None:
+    """Only an attach can leave a process stopped: a non-Python process stopped meanwhile by someone
+    else (here the fake py-spy of its neighbour, standing in for job control) gets no SIGCONT."""
+    with started_binary(["sleep", "100000"]) as bystander, started(ASLEEP) as (_, other):
+        wait_blocked(bystander.pid)
+        wait_blocked(other["pid"])
+        pyspy = fake_pyspy(tmp_path, f'''
+kill -STOP {bystander.pid}
+while ! grep -q "^State:.*T" /proc/{bystander.pid}/status; do :; done
+exec "$REAL" "$@"''')
+        try:
+            capture = capture_stacks([bystander.pid, other["pid"]], OPTIONS, pyspy=pyspy)
+            assert process_state(bystander.pid) == "T", "a stop triage did not cause must not be undone"
+        finally:
+            os.kill(bystander.pid, signal.SIGCONT)
+    assert not _process(capture, bystander.pid).resumed
+    assert capture.notes == ()
+
+
 def test_hung_pyspy_is_killed_with_its_children_and_the_others_arrive(tmp_path: Path) -> None:
     child_file = tmp_path / "child.pid"
     with started(ASLEEP) as (_, hung), started(ASLEEP) as (_, other):

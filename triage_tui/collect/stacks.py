@@ -207,7 +207,8 @@ def _run_pyspy(pyspy: str, pid: int, options: StackOptions) -> tuple[Optional[in
 
 
 def _capture_one(
-    pid: int, before: str, options: StackOptions, pyspy: Optional[str], sources: SourceLines
+    pid: int, before: str, options: StackOptions, pyspy: Optional[str], sources: SourceLines,
+    attached: Optional[set[int]] = None,
 ) -> ProcessStacks:
     started = time.monotonic()
     name = process_name(pid)
@@ -231,6 +232,8 @@ def _capture_one(
     if pyspy is None:
         return done(kernel_process_stacks(pid, name=name, error=Unavailable(
             "py-spy not found on PATH or next to this Python", "pip install py-spy")))
+    if attached is not None:
+        attached.add(pid)  # from here a stop may be py-spy's doing, and so ours to undo
     try:
         code, out, err = _run_pyspy(pyspy, pid, options)
     except OSError as exc:
@@ -299,15 +302,18 @@ def capture_stacks(
     tool = pyspy or find_pyspy()
     sources = SourceLines()
     resumed: set[int] = set()
+    # Only a process a py-spy was started on can have been stopped by the capture; a stop of any other
+    # (job control, a debugger, a test) is not triage's to undo.
+    attached: set[int] = set()
     lock = threading.Lock()
 
     def work(pid: int) -> ProcessStacks:
         try:
-            result = _capture_one(pid, before[pid], options, tool, sources)
+            result = _capture_one(pid, before[pid], options, tool, sources, attached)
         except Exception as exc:  # a bug here must cost one row, not the capture (and never a traceback)
             result = ProcessStacks(pid=pid, error=Unavailable(f"internal error: {type(exc).__name__}: {exc}", ""))
         killed = result.error is not None and result.error.reason.startswith(_KILLED)
-        if _undo_stop(pid, before[pid], grace_s=KILLED_STOP_GRACE_S if killed else 0.0):
+        if pid in attached and _undo_stop(pid, before[pid], grace_s=KILLED_STOP_GRACE_S if killed else 0.0):
             with lock:
                 resumed.add(pid)
         return result
@@ -317,7 +323,7 @@ def capture_stacks(
 
     # Second look once every py-spy is gone: a stop that landed after a worker's own check.
     for pid in unique:
-        if pid not in resumed and _undo_stop(pid, before[pid]):
+        if pid in attached and pid not in resumed and _undo_stop(pid, before[pid]):
             resumed.add(pid)
     notes = []
     final = []
