@@ -7,15 +7,28 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from . import fail
+
+
+def terminal_problem() -> str:
+    """Why the interactive app cannot run here, or "" when it can. Without a terminal on both ends (CI,
+    a pipe, `< /dev/null`) the app would paint escape codes into a file and wait for keys forever."""
+    if sys.stdin is None or sys.stdout is None or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return "the interactive app needs a terminal (stdin and stdout are not both a TTY)"
+    return ""
 
 
 def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: bool = True, auto_stacks: bool = False) -> int:
     """Open the app on `incident` until the user quits; the incident is closed on the way out.
 
     auto_stacks: capture the whole target's stacks once, by itself, when the engine observes it all idle."""
+    problem = terminal_problem()
+    if problem:
+        incident.close()
+        return fail(f"{problem}; for text use `triage report` (or `triage demo --report`, `triage report --from FILE`)")
     from ..ui.app import run_app as _run  # textual is imported only when the app is opened
 
     return _run(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks)

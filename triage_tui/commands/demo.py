@@ -44,6 +44,11 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"--workers must be between 1 and 64, not {args.workers}")
     if args.weights_mb < 1:
         return fail(f"--weights-mb must be at least 1, not {args.weights_mb}")
+    if not args.report:
+        from .app import terminal_problem
+
+        if terminal_problem():  # say so before starting (and removing) nine processes for nothing
+            return fail(f"{terminal_problem()}; use `triage demo --report`")
     exit_on_hangup_and_term()
     try:
         with DemoIncident(workers=args.workers, weights_mb=args.weights_mb) as demo:
