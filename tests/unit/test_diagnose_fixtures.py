@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -106,3 +107,13 @@ def test_cli_empty_input_says_so() -> None:
 def test_cli_input_with_nothing_readable_fails_after_listing_parts() -> None:
     out = _cli(stdin="hello, my server is broken\nplease help\n")
     assert out.returncode == 1 and "ignored line" in out.stdout and "found nothing triage reads" in out.stderr
+
+
+def test_cli_stdin_that_is_not_clean_text_or_is_closed_gives_one_line() -> None:
+    strict = dict(os.environ, PYTHONIOENCODING="ascii:strict")  # a locale whose decoder refuses the bytes
+    undecodable = subprocess.run([sys.executable, "-m", "triage_tui", "diagnose"], input=b"free\n\xff\xfe x\n",
+                                 capture_output=True, env=strict, timeout=60)
+    assert b"Traceback" not in undecodable.stderr and undecodable.returncode == 1
+    closed = subprocess.run([sys.executable, "-m", "triage_tui", "diagnose"], stdin=None, capture_output=True,
+                            text=True, timeout=60, preexec_fn=lambda: os.close(0))
+    assert closed.returncode == 2 and closed.stderr == "triage: error: no FILE given and standard input is closed\n"

@@ -19,7 +19,12 @@ from . import fail
 def _read(files: list[str]) -> tuple[str, str]:
     """(text, error): all files joined, or standard input."""
     if not files:
-        return sys.stdin.read(), ""
+        if sys.stdin is None:  # started with standard input closed
+            return "", "no FILE given and standard input is closed"
+        # bytes, decoded here: pasted text is often not clean UTF-8, and the locale's strict decoder
+        # would end in a traceback
+        raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        return raw.decode("utf-8", errors="replace"), ""
     chunks = []
     for name in files:
         try:
