@@ -171,6 +171,11 @@ def test_rss_illusion_against_pss_and_ram() -> None:
     honest = dataclasses.replace(mem, target=TargetMemory(processes=1, rss_sum_bytes=10 * GiB, pss_sum_bytes=9 * GiB,
                                                           pss_covered=1))
     assert "rss-illusion" not in ids(snaps([proc(1)], memory=honest))
+    # PSS not read yet (smaps_rollup denied or pending): its figure is absent, never a silent 0
+    unread = dataclasses.replace(mem, target=dataclasses.replace(
+        mem.target, pss_sum_bytes=Unavailable("permission denied"), pss_covered=0))
+    figures = ids(snaps([proc(1)], memory=unread))["rss-illusion"][0].figures
+    assert figures["total"] == 449 * GiB and "pss_sum" not in figures
 
 
 def test_real_memory_pressure() -> None:

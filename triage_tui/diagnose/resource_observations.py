@@ -100,7 +100,7 @@ def memory_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Obs
             shared = f"; file-backed {fmt_bytes(file_b)} vs anonymous {fmt_bytes(anon_b)}" if file_b or anon_b else ""  # type: ignore[arg-type]
             out.append(_obs("rss-illusion", f"RSS summed over {tgt.processes or '?'} processes is {fmt_bytes(rss)}, "
                             f"{', '.join(parts)}{shared}: shared pages counted once per process", "memory", at,
-                            rss_sum=rss, pss_sum=pss or 0, total=total or 0))
+                            rss_sum=rss, pss_sum=pss, total=total))  # an unknown one (None) is left out, not 0
     anon = [s.memory.target.anon_sum_bytes for s in history[-6:] if is_known(s.memory.target.anon_sum_bytes)]
     if len(anon) >= 3 and all(b > a for a, b in zip(anon, anon[1:], strict=False)) and anon[-1] - anon[0] > 64 << 20:  # type: ignore[operator]
         out.append(_obs("anon-growing", f"anonymous memory of the tree grew {fmt_bytes(anon[-1] - anon[0])} "  # type: ignore[operator]
