@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from triage_tui.collect.logs import LogFollower, check_log_readable, classify_line
 from triage_tui.model.unavailable import Unavailable
 
@@ -147,6 +149,14 @@ def test_unreadable_paths_give_a_reason_not_a_crash(tmp_path: Path) -> None:
     assert check_log_readable(str(tmp_path / "nope.log")) is not None
     (tmp_path / "ok.log").write_bytes(b"")
     assert check_log_readable(str(tmp_path / "ok.log")) is None
+
+
+@pytest.mark.timeout(60)  # before the fix, opening the FIFO waited for a writer forever
+def test_a_fifo_as_log_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    problem = check_log_readable(str(fifo))
+    assert problem is not None and problem.reason == "not a regular file"
 
 
 def test_a_file_that_appears_later_is_picked_up(tmp_path: Path) -> None:

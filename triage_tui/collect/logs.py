@@ -107,10 +107,17 @@ def unreadable_reason(exc: OSError, path: str) -> Unavailable:
 def check_log_readable(path: str) -> Optional[Unavailable]:
     """None when `path` is a readable regular file, else why not (for the command line's early check)."""
     try:
-        with open(path, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+        # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory")
+            if not stat.S_ISREG(mode):
                 return Unavailable("not a regular file", "give a log file, not a pipe or device")
-            f.read(1)
+            os.read(fd, 1)
+        finally:
+            os.close(fd)
     except OSError as exc:
         return unreadable_reason(exc, path)
     return None
@@ -194,7 +201,8 @@ class LogFollower:
         self._size = size
 
     def _open(self, from_start: bool) -> None:
-        fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        # O_NONBLOCK: if a FIFO replaced the file since the stat, opening it must not wait for a writer
+        fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         st = os.fstat(fd)
         self._fd = fd
         self._ident = (st.st_dev, st.st_ino)
