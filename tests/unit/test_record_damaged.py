@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -136,3 +137,13 @@ def test_a_file_recorded_into_twice_reads_both_runs(tmp_path: Path) -> None:
     recording = read_record(path)
     assert recording.snapshots == first_run + second_run
     assert recording.skipped == []
+
+
+@pytest.mark.timeout(60)  # before the fix, each open of the FIFO waited for the other end forever
+def test_a_fifo_is_neither_recorded_to_nor_read_as_a_record(tmp_path: Path) -> None:
+    fifo = tmp_path / "record.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(RecordError, match="cannot read .*not a regular file"):
+        read_record(fifo)
+    with pytest.raises(RecordError, match="cannot record to"):
+        Recorder(fifo)

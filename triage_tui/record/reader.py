@@ -8,8 +8,10 @@ file that is not a triage record at all is one RecordError.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -78,7 +80,14 @@ class _Skips:
 def read_record(path: os.PathLike[str] | str) -> Recording:
     """Read the record at `path`. Raises RecordError when it cannot be read or is not a triage record."""
     try:
-        with open(path, "rb") as f:
+        # O_NONBLOCK for the open only: a FIFO would wait for a writer forever
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with open(fd, "rb") as f:
+            if stat.S_ISDIR(os.fstat(fd).st_mode):
+                raise IsADirectoryError(errno.EISDIR, "Is a directory")
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise RecordError(f"cannot read {path}: not a regular file")
+            os.set_blocking(fd, True)
             data = f.read()
     except OSError as exc:
         raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None

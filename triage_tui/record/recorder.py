@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import re
+import stat
 import sys
 import time
 from collections.abc import Sequence
@@ -76,7 +77,12 @@ class Recorder:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # 0600: a record holds command lines and log lines, which may hold secrets
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            # O_NONBLOCK for the open only: a FIFO (or another non-file) would wait for a reader forever
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o600)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                raise RecordError(f"cannot record to {self.path}: not a regular file")
+            os.set_blocking(fd, True)
             self._file = os.fdopen(fd, "a", encoding="utf-8")
             self.bytes_written = self._file.tell()
         except OSError as exc:
