@@ -133,3 +133,19 @@ def test_port_nothing_listens_on_and_nobody_asks_for() -> None:
     port = _free_port()
     with pytest.raises(TargetError, match=f"nothing listens on port {port}"):
         resolve_targets([f":{port}"])
+
+
+def test_a_thread_id_is_refused_with_its_process() -> None:
+    """/proc/TID exists for every thread (unlisted): it used to pass as a root whose tree was empty."""
+    import threading
+
+    release = threading.Event()
+    worker = threading.Thread(target=release.wait)
+    worker.start()
+    try:
+        assert worker.native_id is not None and worker.native_id != os.getpid()
+        with pytest.raises(TargetError, match=f"is a thread of PID {os.getpid()}, not a process"):
+            resolve_targets([str(worker.native_id)])
+    finally:
+        release.set()
+        worker.join()

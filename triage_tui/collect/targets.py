@@ -44,10 +44,25 @@ def _parse_port(text: str, spec: str) -> int:
     return port
 
 
+def _thread_group_of(pid: int) -> Optional[int]:
+    """The Tgid line of /proc/PID/status (the process a thread ID belongs to); None when unreadable."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("Tgid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def _resolve_pid(spec: str, table: ProcTable) -> list[TargetRoot]:
     pid = int(spec)
     if pid not in table.stats and not os.path.exists(f"/proc/{pid}"):
         raise TargetError(f"no process with PID {pid}")
+    tgid = _thread_group_of(pid)
+    if tgid is not None and tgid != pid:  # /proc/TID exists though `ls /proc` does not list it
+        raise TargetError(f"{pid} is a thread of PID {tgid}, not a process: give {tgid}")
     return [TargetRoot(pid, f"PID {pid}")]
 
 
