@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import sys
 from collections.abc import Sequence
 from typing import Optional
@@ -28,6 +29,8 @@ def _positive_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):  # nan and inf pass `<= 0` and then never end a watch loop
+        raise argparse.ArgumentTypeError(f"must be a finite number: {text!r}")
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be above 0: {text!r}")
     return value
