@@ -40,6 +40,7 @@ from .thread_states import (
     looks_like_python,
     parent_pid,
     process_name,
+    process_start,
     process_state,
 )
 
@@ -271,8 +272,9 @@ def _with_kernel_fields(process: ProcessStacks) -> ProcessStacks:
     return dataclasses.replace(process, threads=tuple(threads))
 
 
-def _undo_stop(pid: int, before: str, grace_s: float = 0.0) -> bool:
-    """SIGCONT a process the capture left stopped. True when it did.
+def _undo_stop(pid: int, before: str, start: str, grace_s: float = 0.0) -> bool:
+    """SIGCONT a process the capture left stopped. True when it did. `start` is the process's start time
+    before the capture: a PID that exited and was reused meanwhile is another process, never signalled.
 
     `grace_s`: after a py-spy was killed while attached, the SIGSTOP of its attach can still be pending
     when the tracer is gone and land a moment later; watch the state that long before concluding.
@@ -284,6 +286,8 @@ def _undo_stop(pid: int, before: str, grace_s: float = 0.0) -> bool:
         if time.monotonic() >= end:
             return False
         time.sleep(0.01)
+    if process_start(pid) != start:
+        return False
     try:
         os.kill(pid, signal.SIGCONT)
     except OSError:
@@ -299,6 +303,7 @@ def capture_stacks(
     started = time.monotonic()
     unique = tuple(dict.fromkeys(int(p) for p in pids))
     before = {pid: process_state(pid) for pid in unique}
+    starts = {pid: process_start(pid) for pid in unique}
     tool = pyspy or find_pyspy()
     sources = SourceLines()
     resumed: set[int] = set()
@@ -313,7 +318,8 @@ def capture_stacks(
         except Exception as exc:  # a bug here must cost one row, not the capture (and never a traceback)
             result = ProcessStacks(pid=pid, error=Unavailable(f"internal error: {type(exc).__name__}: {exc}", ""))
         killed = result.error is not None and result.error.reason.startswith(_KILLED)
-        if pid in attached and _undo_stop(pid, before[pid], grace_s=KILLED_STOP_GRACE_S if killed else 0.0):
+        if pid in attached and _undo_stop(pid, before[pid], starts[pid],
+                                         grace_s=KILLED_STOP_GRACE_S if killed else 0.0):
             with lock:
                 resumed.add(pid)
         return result
@@ -323,7 +329,7 @@ def capture_stacks(
 
     # Second look once every py-spy is gone: a stop that landed after a worker's own check.
     for pid in unique:
-        if pid in attached and pid not in resumed and _undo_stop(pid, before[pid]):
+        if pid in attached and pid not in resumed and _undo_stop(pid, before[pid], starts[pid]):
             resumed.add(pid)
     notes = []
     final = []

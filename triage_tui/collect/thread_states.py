@@ -47,6 +47,16 @@ def process_state(pid: int, proc: str = "/proc") -> str:
     return rest[0] if rest else ""
 
 
+def process_start(pid: int, proc: str = "/proc") -> str:
+    """The start time (field 22 of /proc/PID/stat, clock ticks since boot), "" when gone: with the PID it
+    names one process, so a PID reused between two looks is not mistaken for the one seen first."""
+    try:
+        rest = _read(f"{proc}/{pid}/stat").rpartition(")")[2].split()
+    except OSError:
+        return ""
+    return rest[19] if len(rest) > 19 else ""
+
+
 def parent_pid(pid: int, proc: str = "/proc") -> int:
     """The PPid field of /proc/PID/stat, 0 when unreadable."""
     try:
