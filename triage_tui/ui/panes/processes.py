@@ -29,6 +29,28 @@ class ProcessTable(DataTable):
         Binding("k", "cursor_up", "up", show=False),
     ]
 
+    def update_cells(self, changes: list[tuple[str, str, object, bool]]) -> None:
+        """`update_cell` for many (row key, column key, value, grows) at once.
+
+        `update_cell` invalidates the table's render caches and asks for a repaint once per cell: at
+        1,000 rows whose idle-for ticks, that is most of a refresh's UI time. Here the values are
+        written, and the caches invalidated and the repaint asked for, once. It uses the DataTable's
+        private `_data` and `_update_count` (textual 8); where those are not there, it falls back to
+        one `update_cell` per cell."""
+        data = getattr(self, "_data", None)
+        if not isinstance(data, dict) or not isinstance(getattr(self, "_update_count", None), int):
+            for row, column, value, grows in changes:
+                self.update_cell(row, column, value, update_width=grows)
+            return
+        for row, column, value, grows in changes:
+            if grows:  # rare: the public path re-measures the column
+                self.update_cell(row, column, value, update_width=True)
+            else:
+                data[row][column] = value  # RowKey/ColumnKey hash and compare as their strings
+        if changes:
+            self._update_count += 1
+            self.refresh()
+
 
 class ProcessesPane(Pane):
     number = 1
@@ -53,6 +75,8 @@ class ProcessesPane(Pane):
         self._shown_cells: list[list[object]] = []
         self._shown_columns: tuple[str, ...] = ()
         self._view: Optional[View] = None
+        self._row_cache: dict[int, tuple[object, list[object]]] = {}  # pid -> (what the cells show, cells)
+        self._idle_at: Optional[int] = None  # index of the idle-for column in self.columns
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Input(placeholder="filter: PID, name or command line (Enter keeps, Esc clears)", id="proc-filter")
@@ -101,7 +125,11 @@ class ProcessesPane(Pane):
         self.rows = tree_rows(procs, frozenset(self.collapsed), self.filter_text, self.sort)
         now = view.snapshot.taken_at
         keys = [str(r.process.pid) for r in self.rows]
+        self._idle_at = self.columns.index("idle") if "idle" in self.columns else None
         cells = [self._cells(r, view.idle.idle_for(r.process.pid, now)) for r in self.rows]
+        if len(self._row_cache) > 2 * len(self.rows) + 100:  # forget processes long gone
+            shown = {r.process.pid for r in self.rows}
+            self._row_cache = {pid: v for pid, v in self._row_cache.items() if pid in shown}
         if keys == self._shown_keys and self.columns == self._shown_columns:
             self._update_changed(keys, cells)
         else:
@@ -126,22 +154,45 @@ class ProcessesPane(Pane):
         # A column is re-measured only when a value outgrows it; measuring on every change that is
         # narrower than the column makes textual rescan the whole column per cell (quadratic).
         widths = {c: table.columns[ColumnKey(c)].content_width for c in self.columns}
+        changes: list[tuple[str, str, object, bool]] = []
         for key, new, old in zip(keys, cells, self._shown_cells, strict=True):
+            if new is old:  # the row's cells were reused as they are (see _cells)
+                continue
             for column, value, before in zip(self.columns, new, old, strict=True):
-                if value != before:
+                if value is not before and value != before:
                     grows = len(str(value)) > widths[column]
                     if grows:
                         widths[column] = len(str(value))
-                    table.update_cell(key, column, value, update_width=grows)
+                    changes.append((key, column, value, grows))
+        table.update_cells(changes)
 
     def _cells(self, row: Row, idle_for: Optional[float]) -> list[object]:
         p: ProcessInfo = row.process
-        marker = "▸ " if row.collapsed else ("▾ " if row.has_children else "  ")
         tagged = p.pid in self.tagged
+        idle = is_idle(p, idle_for)
+        idle_text = fmt.duration(idle_for) if idle_for is not None else "-"
+        # Most rows are what they were a second ago but for idle-for: their other cells are kept
+        # and reused (same objects, so the compare in _update_changed is an identity check).
+        key = (p, row.depth, row.has_children, row.collapsed, tagged, idle, self.columns)
+        cached = self._row_cache.get(p.pid)
+        at = self._idle_at
+        if cached is not None and cached[0] == key:
+            cells = cached[1]
+            if at is None or cells[at] == idle_text:
+                return cells
+            cells = list(cells)
+            cells[at] = idle_text
+        else:
+            cells = self._fresh_cells(row, tagged, idle, idle_text)
+        self._row_cache[p.pid] = (key, cells)
+        return cells
+
+    def _fresh_cells(self, row: Row, tagged: bool, idle: bool, idle_text: str) -> list[object]:
+        p: ProcessInfo = row.process
+        marker = "▸ " if row.collapsed else ("▾ " if row.has_children else "  ")
         label = ("●" if tagged else " ") + "  " * row.depth + marker + p.name
         # plain strings where there is no style: a Text per cell is most of the cost at 10,000 rows
         name: object = Text(label, style="bold cyan") if tagged else label
-        idle = is_idle(p, idle_for)
         style = STATE_STYLES.get(p.state) or ("bold #5f87ff" if idle else "")
         state_text = p.state + (" idle" if idle and p.state not in "DZTt" else "")
         state: object = Text(state_text, style=style) if style else state_text
@@ -157,7 +208,7 @@ class ProcessesPane(Pane):
             "St": state,
             "CPU%": fmt.percent(p.cpu_percent, 1) if is_known(p.cpu_percent) else "n/a",
             "CPU time": fmt.duration(p.cpu_time_s),
-            "idle": fmt.duration(idle_for) if idle_for is not None else "-",
+            "idle": idle_text,
             "thr R/all": threads,
             "RSS": fmt.size(p.rss_bytes),
             "PSS": fmt.size(p.pss_bytes),
