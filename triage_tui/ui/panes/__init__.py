@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rich.cells import cell_len
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -52,23 +51,25 @@ class PaneScroll(VerticalScroll):
     ]
 
 
-def _extent(text: Text) -> tuple[int, int]:
-    """(lines, widest line in cells): what decides the height a Static needs at a given width."""
-    lines = text.plain.split("\n")
-    return len(lines), max(cell_len(line) for line in lines)
+def _height(widget: Static, width: int) -> int:
+    """Lines the widget's content takes at `width`, measured as textual measures it for a layout."""
+    return widget.visual.get_height(widget.styles, width)
 
 
 def update_static(widget: Static, text: Text) -> None:
     """Show `text` in `widget`, at the least cost: nothing when it is what is shown (most panes on most
-    refreshes), a repaint of the widget alone when it keeps its height, a layout only when its height
-    may change. A layout re-flows and repaints the whole screen, every refresh, for every pane."""
+    refreshes), a repaint of the widget alone when its height stays, a layout only when its height
+    changes. A layout re-flows and repaints the whole screen: every refresh, for five panes."""
     shown: object = getattr(widget, "_triage_shown", None)
     if isinstance(shown, Text) and shown == text:
         return
     widget._triage_shown = text  # type: ignore[attr-defined]
-    new = _extent(text)
-    old = _extent(shown) if isinstance(shown, Text) else None
-    width = widget.size.width
-    # same number of lines, none of them wrapping (before or after): the height cannot change
-    same_height = old is not None and old[0] == new[0] and width > 0 and max(old[1], new[1]) < width
-    widget.update(text, layout=not same_height)
+    width = widget.content_size.width
+    if not isinstance(shown, Text) or width <= 0:
+        widget.update(text)
+        return
+    before = _height(widget, width)
+    widget.update(text, layout=False)
+    if _height(widget, width) != before:
+        widget.clear_cached_dimensions()
+        widget.refresh(layout=True)
