@@ -170,7 +170,7 @@ class ProcessesPane(Pane):
         p: ProcessInfo = row.process
         tagged = p.pid in self.tagged
         idle = is_idle(p, idle_for)
-        idle_text = fmt.duration(idle_for) if idle_for is not None else "-"
+        idle_text = fmt.idle_for(idle_for) if idle_for is not None else "-"
         # Most rows are what they were a second ago but for idle-for: their other cells are kept
         # and reused (same objects, so the compare in _update_changed is an identity check).
         key = (p, row.depth, row.has_children, row.collapsed, tagged, idle, self.columns)
