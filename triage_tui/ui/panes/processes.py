@@ -7,6 +7,8 @@ from typing import Optional
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
+from textual.geometry import Region
+from textual.strip import Strip
 from textual.widgets import DataTable, Input
 from textual.widgets.data_table import ColumnKey
 
@@ -29,27 +31,44 @@ class ProcessTable(DataTable):
         Binding("k", "cursor_up", "up", show=False),
     ]
 
-    def update_cells(self, changes: list[tuple[str, str, object, bool]]) -> None:
-        """`update_cell` for many (row key, column key, value, grows) at once.
+    _stale = False  # cells changed off screen and the render caches still hold them (see update_cells)
+
+    def update_cells(self, changes: list[tuple[int, str, str, object, bool]]) -> None:
+        """`update_cell` for many (row index, row key, column key, value, grows) at once.
 
         `update_cell` invalidates the table's render caches and asks for a repaint once per cell: at
-        1,000 rows whose idle-for ticks, that is most of a refresh's UI time. Here the values are
-        written, and the caches invalidated and the repaint asked for, once. It uses the DataTable's
-        private `_data` and `_update_count` (textual 8); where those are not there, it falls back to
-        one `update_cell` per cell."""
+        1,000 rows that change that was most of a refresh's UI time. Here the values are written, and
+        the caches invalidated and a repaint asked for once, and only when a changed row is on screen:
+        changes below the fold are invalidated when the table next paints (a scroll, a cursor move).
+        It uses the DataTable's private `_data` and `_update_count` (textual 8); where those are not
+        there, it falls back to one `update_cell` per cell."""
         data = getattr(self, "_data", None)
         if not isinstance(data, dict) or not isinstance(getattr(self, "_update_count", None), int):
-            for row, column, value, grows in changes:
+            for _, row, column, value, grows in changes:
                 self.update_cell(row, column, value, update_width=grows)
             return
-        for row, column, value, grows in changes:
+        for _, row, column, value, grows in changes:
             if grows:  # rare: the public path re-measures the column
                 self.update_cell(row, column, value, update_width=True)
             else:
                 data[row][column] = value  # RowKey/ColumnKey hash and compare as their strings
-        if changes:
+        if not changes:
+            return
+        top, height = self.scroll_offset.y, self.size.height  # rows are one line; the header counts as a margin
+        if height <= 0 or any(top - 1 <= index <= top + height for index, *_ in changes):
+            self._stale = False
             self._update_count += 1
             self.refresh()
+        else:
+            self._stale = True
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Every repaint of the table comes through here (a scroll repaints all of it): drop the render
+        # caches that still hold cells changed while they were off screen.
+        if self._stale:
+            self._stale = False
+            self._update_count += 1
+        return super().render_lines(crop)
 
 
 class ProcessesPane(Pane):
@@ -154,8 +173,8 @@ class ProcessesPane(Pane):
         # A column is re-measured only when a value outgrows it; measuring on every change that is
         # narrower than the column makes textual rescan the whole column per cell (quadratic).
         widths = {c: table.columns[ColumnKey(c)].content_width for c in self.columns}
-        changes: list[tuple[str, str, object, bool]] = []
-        for key, new, old in zip(keys, cells, self._shown_cells, strict=True):
+        changes: list[tuple[int, str, str, object, bool]] = []
+        for index, (key, new, old) in enumerate(zip(keys, cells, self._shown_cells, strict=True)):
             if new is old:  # the row's cells were reused as they are (see _cells)
                 continue
             for column, value, before in zip(self.columns, new, old, strict=True):
@@ -163,7 +182,7 @@ class ProcessesPane(Pane):
                     grows = len(str(value)) > widths[column]
                     if grows:
                         widths[column] = len(str(value))
-                    changes.append((key, column, value, grows))
+                    changes.append((index, key, column, value, grows))
         table.update_cells(changes)
 
     def _cells(self, row: Row, idle_for: Optional[float]) -> list[object]:
