@@ -7,6 +7,7 @@ import dataclasses
 from conftest import make_app, settle
 
 from triage_tui.model.snapshot import ProcessInfo
+from triage_tui.ui.messages import SnapshotReady
 from triage_tui.ui.panes.memory import MemoryPane
 from triage_tui.ui.panes.processes import ProcessesPane
 from triage_tui.ui.sample import SampleIncident, build_snapshots
@@ -42,3 +43,28 @@ async def test_two_thousand_processes_render_and_keys_still_answer(tmp_path):
         assert [r.process.pid for r in procs.rows] == [1000, 2951, 2951 + 1 + 47]
         await settle(pilot)
         assert incident.ticks >= 2
+
+
+async def test_a_row_that_changed_off_screen_shows_its_new_value_when_scrolled_to(tmp_path):
+    # The table repaints for changed cells only when one is on screen; a row already painted once,
+    # changed while scrolled away, must not come back from the render caches with its old value.
+    before = big_snapshots(1)[0]
+    far = before.processes[1500]
+    changed = tuple(dataclasses.replace(p, rss_bytes=777 << 20) if p.pid == far.pid else p for p in before.processes)
+    # the same moment again but for that one row: nothing on screen changes
+    incident = SampleIncident([before, dataclasses.replace(before, processes=changed)], preload=1)
+    app = make_app(incident, str(tmp_path), live=False)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        table = app.query_one(ProcessesPane).table
+        row = next(i for i, r in enumerate(app.query_one(ProcessesPane).rows) if r.process.pid == far.pid)
+        table.move_cursor(row=row, animate=False)  # paint the far row once, then go back to the top
+        await pilot.pause()
+        assert "777M" not in app.export_screenshot()
+        table.move_cursor(row=0, animate=False)
+        await pilot.pause()
+        app.post_message(SnapshotReady(incident.tick()))
+        await pilot.pause()
+        table.move_cursor(row=row, animate=False)
+        await pilot.pause()
+        assert "777M" in app.export_screenshot()

@@ -25,7 +25,7 @@ from ..model.snapshot import Snapshot
 from .export import export_report
 from .header import render_banner, render_header
 from .messages import MappingsReady, ReportExported, SnapshotReady, StacksFailed, StacksReady, TickFailed
-from .panes import Pane, View
+from .panes import Pane, View, update_static
 from .panes.gpus import GpusPane
 from .panes.hypotheses import HypothesesPane
 from .panes.log import LogPane
@@ -156,7 +156,7 @@ class TriageApp(App[None]):
 
     def render_header(self) -> None:
         latest = self.incident.latest
-        self.query_one("#header", Static).update(render_header(
+        update_static(self.query_one("#header", Static), render_header(
             latest, self.interval, self.clock(), self.paused, self.collecting_since, self.last_error,
             host=getattr(self.incident.host, "name", ""), live=self.live,
             recording=str(getattr(getattr(self.incident, "recorder", None), "message", "") or ""),

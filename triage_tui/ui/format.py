@@ -50,6 +50,22 @@ def duration(seconds: object) -> str:
     return f"{s // 86400}d{(s % 86400) // 3600:02d}h"
 
 
+def idle_for(seconds: float) -> str:
+    """Idle time as coarse as it is read: 7s, then 10s steps (40s), whole minutes (12m), 3h04m, 2d03h.
+
+    Shown on every row of the process table: at one-second precision every idle row's cell changes
+    on every refresh, and repainting them is most of what the app costs while it watches a quiet
+    tree. A figure reads as "at least": 40s is 40 to 49 s."""
+    s = int(seconds)
+    if s < 10:
+        return f"{s}s"
+    if s < 60:
+        return f"{s // 10 * 10}s"
+    if s < 3600:
+        return f"{s // 60}m"
+    return duration(s)
+
+
 def percent(value: object, digits: int = 0) -> str:
     if not is_known(value):
         return "n/a"

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rich.text import Text
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
+from textual.widgets import Static
 
 from ...model.snapshot import Snapshot
 from ..process_rows import IdleTracker
@@ -47,3 +49,27 @@ class PaneScroll(VerticalScroll):
         Binding("j", "scroll_down", "down", show=False),
         Binding("k", "scroll_up", "up", show=False),
     ]
+
+
+def _height(widget: Static, width: int) -> int:
+    """Lines the widget's content takes at `width`, measured as textual measures it for a layout."""
+    return widget.visual.get_height(widget.styles, width)
+
+
+def update_static(widget: Static, text: Text) -> None:
+    """Show `text` in `widget`, at the least cost: nothing when it is what is shown (most panes on most
+    refreshes), a repaint of the widget alone when its height stays, a layout only when its height
+    changes. A layout re-flows and repaints the whole screen: every refresh, for five panes."""
+    shown: object = getattr(widget, "_triage_shown", None)
+    if isinstance(shown, Text) and shown == text:
+        return
+    widget._triage_shown = text  # type: ignore[attr-defined]
+    width = widget.content_size.width
+    if not isinstance(shown, Text) or width <= 0:
+        widget.update(text)
+        return
+    before = _height(widget, width)
+    widget.update(text, layout=False)
+    if _height(widget, width) != before:
+        widget.clear_cached_dimensions()
+        widget.refresh(layout=True)

@@ -8,7 +8,7 @@ from textual.widgets import Static
 from ...model.snapshot import GpuDevice
 from ...model.unavailable import Unavailable, is_known
 from .. import format as fmt
-from . import Pane, PaneScroll, View
+from . import Pane, PaneScroll, View, update_static
 
 HISTORY = 12  # samples in each sparkline
 
@@ -35,7 +35,7 @@ class GpusPane(Pane):
     def _redraw(self) -> None:
         view = getattr(self, "_view", None)
         if view is not None:
-            self.query_one("#gpu-body", Static).update(render_gpus(view, max(20, self.size.width - 2)))
+            update_static(self.query_one("#gpu-body", Static), render_gpus(view, max(20, self.size.width - 2)))
 
 
 def render_gpus(view: View, width: int = 80) -> Text:

@@ -11,7 +11,7 @@ from textual.widgets import Input, RichLog, Static
 from ...model.snapshot import LogLine, LogTail
 from ...model.unavailable import is_known
 from .. import format as fmt
-from . import Pane, View
+from . import Pane, View, update_static
 
 LEVELS = ("all", "warning", "error")  # the filter: everything, warnings and worse, errors only
 LEVEL_RANK = {"info": 0, "warning": 1, "error": 2, "traceback": 2}
@@ -60,7 +60,7 @@ class LogPane(Pane):
     def show(self, view: View) -> None:
         self._view = view
         tails = view.snapshot.logs
-        self.query_one("#log-status", Static).update(self._status(tails))
+        update_static(self.query_one("#log-status", Static), self._status(tails))
         key = (tuple((t.path, t.lines, t.partial) for t in tails), self.level, self.search)
         if key == self._rendered_key:
             return

@@ -9,7 +9,7 @@ from textual.widgets import Static
 from ...model.snapshot import MemoryReport
 from ...model.unavailable import is_known
 from .. import format as fmt
-from . import Pane, PaneScroll, View
+from . import Pane, PaneScroll, View, update_static
 
 
 class MemoryPane(Pane):
@@ -36,7 +36,7 @@ class MemoryPane(Pane):
         memory = getattr(self, "_memory", None)
         if memory is not None:
             # the explanations beside each figure only where they fit on the same line
-            self.query_one("#mem-body", Static).update(render_memory(memory, notes=self.size.width >= 62))
+            update_static(self.query_one("#mem-body", Static), render_memory(memory, notes=self.size.width >= 62))
 
 
 def rss_verdict(memory: MemoryReport) -> str:

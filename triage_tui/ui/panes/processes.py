@@ -7,6 +7,8 @@ from typing import Optional
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
+from textual.geometry import Region
+from textual.strip import Strip
 from textual.widgets import DataTable, Input
 from textual.widgets.data_table import ColumnKey
 
@@ -28,6 +30,45 @@ class ProcessTable(DataTable):
         Binding("j", "cursor_down", "down", show=False),
         Binding("k", "cursor_up", "up", show=False),
     ]
+
+    _stale = False  # cells changed off screen and the render caches still hold them (see update_cells)
+
+    def update_cells(self, changes: list[tuple[int, str, str, object, bool]]) -> None:
+        """`update_cell` for many (row index, row key, column key, value, grows) at once.
+
+        `update_cell` invalidates the table's render caches and asks for a repaint once per cell: at
+        1,000 rows that change that was most of a refresh's UI time. Here the values are written, and
+        the caches invalidated and a repaint asked for once, and only when a changed row is on screen:
+        changes below the fold are invalidated when the table next paints (a scroll, a cursor move).
+        It uses the DataTable's private `_data` and `_update_count` (textual 8); where those are not
+        there, it falls back to one `update_cell` per cell."""
+        data = getattr(self, "_data", None)
+        if not isinstance(data, dict) or not isinstance(getattr(self, "_update_count", None), int):
+            for _, row, column, value, grows in changes:
+                self.update_cell(row, column, value, update_width=grows)
+            return
+        for _, row, column, value, grows in changes:
+            if grows:  # rare: the public path re-measures the column
+                self.update_cell(row, column, value, update_width=True)
+            else:
+                data[row][column] = value  # RowKey/ColumnKey hash and compare as their strings
+        if not changes:
+            return
+        top, height = self.scroll_offset.y, self.size.height  # rows are one line; the header counts as a margin
+        if height <= 0 or any(top - 1 <= index <= top + height for index, *_ in changes):
+            self._stale = False
+            self._update_count += 1
+            self.refresh()
+        else:
+            self._stale = True
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Every repaint of the table comes through here (a scroll repaints all of it): drop the render
+        # caches that still hold cells changed while they were off screen.
+        if self._stale:
+            self._stale = False
+            self._update_count += 1
+        return super().render_lines(crop)
 
 
 class ProcessesPane(Pane):
@@ -53,6 +94,8 @@ class ProcessesPane(Pane):
         self._shown_cells: list[list[object]] = []
         self._shown_columns: tuple[str, ...] = ()
         self._view: Optional[View] = None
+        self._row_cache: dict[int, tuple[object, list[object]]] = {}  # pid -> (what the cells show, cells)
+        self._idle_at: Optional[int] = None  # index of the idle-for column in self.columns
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Input(placeholder="filter: PID, name or command line (Enter keeps, Esc clears)", id="proc-filter")
@@ -101,7 +144,11 @@ class ProcessesPane(Pane):
         self.rows = tree_rows(procs, frozenset(self.collapsed), self.filter_text, self.sort)
         now = view.snapshot.taken_at
         keys = [str(r.process.pid) for r in self.rows]
+        self._idle_at = self.columns.index("idle") if "idle" in self.columns else None
         cells = [self._cells(r, view.idle.idle_for(r.process.pid, now)) for r in self.rows]
+        if len(self._row_cache) > 2 * len(self.rows) + 100:  # forget processes long gone
+            shown = {r.process.pid for r in self.rows}
+            self._row_cache = {pid: v for pid, v in self._row_cache.items() if pid in shown}
         if keys == self._shown_keys and self.columns == self._shown_columns:
             self._update_changed(keys, cells)
         else:
@@ -126,22 +173,45 @@ class ProcessesPane(Pane):
         # A column is re-measured only when a value outgrows it; measuring on every change that is
         # narrower than the column makes textual rescan the whole column per cell (quadratic).
         widths = {c: table.columns[ColumnKey(c)].content_width for c in self.columns}
-        for key, new, old in zip(keys, cells, self._shown_cells, strict=True):
+        changes: list[tuple[int, str, str, object, bool]] = []
+        for index, (key, new, old) in enumerate(zip(keys, cells, self._shown_cells, strict=True)):
+            if new is old:  # the row's cells were reused as they are (see _cells)
+                continue
             for column, value, before in zip(self.columns, new, old, strict=True):
-                if value != before:
+                if value is not before and value != before:
                     grows = len(str(value)) > widths[column]
                     if grows:
                         widths[column] = len(str(value))
-                    table.update_cell(key, column, value, update_width=grows)
+                    changes.append((index, key, column, value, grows))
+        table.update_cells(changes)
 
     def _cells(self, row: Row, idle_for: Optional[float]) -> list[object]:
         p: ProcessInfo = row.process
-        marker = "▸ " if row.collapsed else ("▾ " if row.has_children else "  ")
         tagged = p.pid in self.tagged
+        idle = is_idle(p, idle_for)
+        idle_text = fmt.idle_for(idle_for) if idle_for is not None else "-"
+        # Most rows are what they were a second ago but for idle-for: their other cells are kept
+        # and reused (same objects, so the compare in _update_changed is an identity check).
+        key = (p, row.depth, row.has_children, row.collapsed, tagged, idle, self.columns)
+        cached = self._row_cache.get(p.pid)
+        at = self._idle_at
+        if cached is not None and cached[0] == key:
+            cells = cached[1]
+            if at is None or cells[at] == idle_text:
+                return cells
+            cells = list(cells)
+            cells[at] = idle_text
+        else:
+            cells = self._fresh_cells(row, tagged, idle, idle_text)
+        self._row_cache[p.pid] = (key, cells)
+        return cells
+
+    def _fresh_cells(self, row: Row, tagged: bool, idle: bool, idle_text: str) -> list[object]:
+        p: ProcessInfo = row.process
+        marker = "▸ " if row.collapsed else ("▾ " if row.has_children else "  ")
         label = ("●" if tagged else " ") + "  " * row.depth + marker + p.name
         # plain strings where there is no style: a Text per cell is most of the cost at 10,000 rows
         name: object = Text(label, style="bold cyan") if tagged else label
-        idle = is_idle(p, idle_for)
         style = STATE_STYLES.get(p.state) or ("bold #5f87ff" if idle else "")
         state_text = p.state + (" idle" if idle and p.state not in "DZTt" else "")
         state: object = Text(state_text, style=style) if style else state_text
@@ -157,7 +227,7 @@ class ProcessesPane(Pane):
             "St": state,
             "CPU%": fmt.percent(p.cpu_percent, 1) if is_known(p.cpu_percent) else "n/a",
             "CPU time": fmt.duration(p.cpu_time_s),
-            "idle": fmt.duration(idle_for) if idle_for is not None else "-",
+            "idle": idle_text,
             "thr R/all": threads,
             "RSS": fmt.size(p.rss_bytes),
             "PSS": fmt.size(p.pss_bytes),

@@ -9,7 +9,7 @@ from textual.widgets import Static
 
 from ...model.stacks import StackCapture
 from .. import format as fmt
-from . import Pane, PaneScroll, View
+from . import Pane, PaneScroll, View, update_static
 
 HOW_TO = ("No stack capture yet. Press s for the selected (or tagged) processes, S for the whole target "
           "(py-spy dump: it pauses each process for a moment).")
@@ -64,7 +64,7 @@ class StacksPane(Pane):
             out.append(HOW_TO, style="" if not self.progress else "dim")
         else:
             out.append_text(render_capture(self._capture))
-        self.query_one("#stack-body", Static).update(out)
+        update_static(self.query_one("#stack-body", Static), out)
 
 
 def render_capture(capture: StackCapture) -> Text:
