@@ -9,7 +9,6 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -32,14 +31,6 @@ def _gone(pids: list[int], timeout: float = 30.0) -> list[int]:
     _, alive = psutil.wait_procs(procs, timeout=timeout)
     return [p.pid for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
-
-@pytest.fixture(scope="module")
-def demo() -> Iterator[DemoInfo]:
-    incident = DemoIncident(workers=WORKERS, weights_mb=16)
-    try:
-        yield incident.start()
-    finally:
-        incident.stop()
 
 
 def test_launcher_has_its_renamed_workers(demo: DemoInfo) -> None:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from triage_tui.collect.logs import LogsCollector
-from triage_tui.demo.incident import DemoIncident, DemoInfo
+from triage_tui.demo.incident import DemoInfo
 from triage_tui.host.base import CollectOptions, StackOptions
 from triage_tui.host.local import LocalHost
 from triage_tui.incident import Incident
@@ -20,14 +17,6 @@ from triage_tui.record.replay import ReplayIncident
 WORKERS = 3
 TICKS = 4
 
-
-@pytest.fixture(scope="module")
-def demo() -> Iterator[DemoInfo]:
-    incident = DemoIncident(workers=WORKERS, weights_mb=16)
-    try:
-        yield incident.start()
-    finally:
-        incident.stop()
 
 
 def test_a_recorded_demo_replays_the_same_moments(demo: DemoInfo, tmp_path: Path) -> None:

@@ -8,12 +8,11 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import psutil
 import pytest
 
-from triage_tui.demo.incident import DemoIncident, DemoInfo
+from triage_tui.demo.incident import DemoInfo
 
 FAST = ["--duration", "0.5", "--interval", "0.5"]
 
@@ -22,14 +21,6 @@ def triage(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]
     return subprocess.run([sys.executable, "-m", "triage_tui", *argv], capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, "PYTHONPATH": os.getcwd()})
 
-
-@pytest.fixture(scope="module")
-def demo() -> Iterator[DemoInfo]:
-    incident = DemoIncident(workers=3, weights_mb=16)
-    try:
-        yield incident.start()
-    finally:
-        incident.stop()
 
 
 def _pids(result: subprocess.CompletedProcess[str]) -> set[int]:

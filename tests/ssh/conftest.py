@@ -20,7 +20,6 @@ from typing import Optional
 import psutil
 import pytest
 
-from triage_tui.demo.incident import DemoIncident, DemoInfo
 from triage_tui.host.ssh_connect import SshOptions
 
 SSHD = "/usr/sbin/sshd"
@@ -204,14 +203,6 @@ def agent_processes(private_dir: str) -> list[psutil.Process]:
             found.append(p)
     return found
 
-
-@pytest.fixture(scope="module")
-def demo() -> Iterator[DemoInfo]:
-    incident = DemoIncident(workers=WORKERS, weights_mb=16)
-    try:
-        yield incident.start()
-    finally:
-        incident.stop()
 
 
 @pytest.fixture
