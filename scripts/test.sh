@@ -19,4 +19,6 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 python3 -m pip install -q -e '.[test]'
+# The layering contract in pyproject.toml ([tool.importlinter]): a violation fails the run before any test.
+lint-imports --no-cache
 exec python3 -m pytest "$@"

@@ -6,10 +6,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from triage_tui.collect.stacks import capture_stacks, find_pyspy
+from triage_tui.collect.stacks import capture_stacks as capture_raw
+from triage_tui.collect.stacks import find_pyspy
 from triage_tui.collect.thread_states import process_state
+from triage_tui.diagnose.stack_groups import with_groups
 from triage_tui.host.base import StackOptions
 from triage_tui.model.stacks import ProcessStacks, StackCapture
 
@@ -24,6 +28,12 @@ from .stack_programs import (
     started_binary,
     wait_blocked,
 )
+
+
+def capture_stacks(pids: Sequence[int], options: StackOptions, **kwargs: Any) -> StackCapture:
+    """The capture as the host hands it out: the collector's raw capture, grouped by the diagnosis layer."""
+    return with_groups(capture_raw(pids, options, **kwargs))
+
 
 OPTIONS = StackOptions(timeout_s=20.0)
 

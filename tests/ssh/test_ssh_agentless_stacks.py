@@ -10,14 +10,17 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
 
-from triage_tui.collect.stacks import capture_stacks
+from triage_tui.collect.stacks import capture_stacks as capture_raw
 from triage_tui.collect.thread_states import process_state
 from triage_tui.demo.incident import DemoInfo
+from triage_tui.diagnose.stack_groups import with_groups
 from triage_tui.host import ssh_agentless_stacks
 from triage_tui.host.base import StackOptions
 from triage_tui.host.ssh import SshHost
@@ -28,6 +31,11 @@ from triage_tui.model.stacks import StackCapture
 from .conftest import WORKERS, Node
 
 NO_PYSPY_ON_NODE = 'echo "arch=$(uname -m)"; echo "pyspy="'  # the probe's answer on a node without py-spy
+
+
+def capture_stacks(pids: Sequence[int], options: StackOptions, **kwargs: Any) -> StackCapture:
+    """The capture as the host hands it out: the collector's raw capture, grouped by the diagnosis layer."""
+    return with_groups(capture_raw(pids, options, **kwargs))
 
 
 def _ours_in_tmp() -> set[str]:

@@ -1,16 +1,20 @@
-"""textual and rich stay inside triage_tui.ui: the core imports in a fresh interpreter without them."""
+"""The layering: textual and rich stay inside triage_tui.ui (the core imports in a fresh interpreter without
+them), and the import-linter contracts in pyproject.toml hold (scripts/test.sh runs `lint-imports` too)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 CORE = [
     "triage_tui.model", "triage_tui.collect", "triage_tui.parse", "triage_tui.diagnose",
-    "triage_tui.host", "triage_tui.record", "triage_tui.incident", "triage_tui.cli",
+    "triage_tui.host", "triage_tui.record", "triage_tui.render", "triage_tui.incident", "triage_tui.cli",
+    "triage_tui.commands", "triage_tui.demo",
 ]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("module", CORE)
@@ -26,3 +30,11 @@ def test_core_module_does_not_import_textual_or_rich(module: str) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"{module} pulled in {out.stdout.strip()}"
+
+
+def test_import_contracts_hold() -> None:
+    """model < parse < collect < diagnose < render < host, record < incident < ui < commands, no cycles."""
+    out = subprocess.run([sys.executable, "-c", "from importlinter.cli import lint_imports_command; lint_imports_command()",
+                          "--no-cache"], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+    assert "0 broken" in out.stdout

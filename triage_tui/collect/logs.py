@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Optional, Union
 
-from ..host.base import CollectOptions
+from ..model.options import CollectOptions
 from ..model.snapshot import LogLine, LogTail, ProcessInfo
 from ..model.unavailable import Unavailable
 

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Optional, TypeVar
 
-from ..host.base import CollectOptions
+from ..model.options import CollectOptions
 from ..model.snapshot import (
     GpuReport,
     KernelReport,

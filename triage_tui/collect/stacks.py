@@ -12,6 +12,9 @@ blocking the rest) and reading eight near-identical dumps by eye.
   not attached to and not resumed: that stop is somebody else's.
 - A process that is not Python, or that py-spy cannot read, gets the kernel's view (thread_states), with the
   reason and the fix when it is a permission problem.
+
+The capture is raw: classifying threads and grouping stacks is diagnose/stack_groups.py's, which the host
+applies (a collector never reads the diagnosis layer above it).
 """
 
 from __future__ import annotations
@@ -29,8 +32,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
-from ..diagnose.stack_groups import with_groups
-from ..host.base import StackOptions
+from ..model.options import StackOptions
 from ..model.stacks import ProcessStacks, StackCapture
 from ..model.unavailable import Unavailable
 from ..parse.pyspy_json import parse_pyspy_json
@@ -338,11 +340,10 @@ def capture_stacks(
             result = dataclasses.replace(result, resumed=True)
             notes.append(f"resumed PID {result.pid} with SIGCONT: the capture had left it stopped (T)")
         final.append(result)
-    capture = StackCapture(
+    return StackCapture(
         taken_at=taken_at,
         pids=unique,
         processes=tuple(final),
         duration_ms=round((time.monotonic() - started) * 1000, 1),
         notes=tuple(notes),
     )
-    return with_groups(capture)

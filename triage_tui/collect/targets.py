@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Optional
 
-from ..host.base import TargetError
+from ..model.options import TargetError
 from ..model.snapshot import Target, TargetRoot
 from .ports import listening_tcp_sockets, pids_holding_inodes
 from .proc_table import CLOCK_TICKS, PAGE_SIZE, ProcTable, read_cmdline, read_proc_table

@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..collect.stacks import capture_stacks
     from ..collect.targets import resolve_targets, tree_pids
+    from ..diagnose.stack_groups import with_groups
     from ..model.codec import to_json
     from ..render.stacks_text import render_capture
 
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"triage: no target given; picked PID {root.pid}: {root.reason}", file=sys.stderr)
 
     options = StackOptions(native=args.native, locals=args.locals, timeout_s=args.timeout)
-    capture = capture_stacks(pids, options)
+    capture = with_groups(capture_stacks(pids, options))
     if args.json:
         sys.stdout.write(to_json(capture, indent=2) + "\n")
     else:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Optional
 
 from ..model.snapshot import Observation, ProcessInfo, Snapshot
@@ -17,25 +16,7 @@ from ..model.unavailable import is_known
 from .figures import fmt_bytes, fmt_s, quote
 from .log_signals import classify_last_line, progress_percent, scan_log_lines
 from .resource_observations import gpu_observations, kernel_observations, memory_observations, port_observations
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """When a fact counts. Live scenarios shrink the seconds; ticks never enter these."""
-
-    idle_after_s: float = 10.0  # no CPU growth this long: idle
-    silent_after_s: float = 30.0  # no log byte this long: silent
-    idle_cpu_rate: float = 0.02  # CPU seconds per second below which a process does nothing
-    busy_cpu_rate: float = 0.5  # a process using half a core or more is busy
-    compiler_cpu_percent: float = 5.0
-    gpu_loaded_bytes: int = 1 << 30  # a GPU holding this much memory is "loaded"
-    gpu_spin_util: int = 95
-    gpu_low_power_ratio: float = 0.4  # power below this share of the limit is near idle
-    memory_low_ratio: float = 0.05  # MemAvailable below 5 % of RAM is pressure
-    cgroup_full_ratio: float = 0.95
-    illusion_ratio: float = 1.5  # RSS sum this many times PSS sum (or RAM): pages are shared
-    one_look: bool = False  # pasted text: judge states and %CPU of a single look (no growth to see)
-
+from .thresholds import Thresholds
 
 COMPILERS = frozenset({"nvcc", "ptxas", "ninja", "cicc", "gcc", "g++", "cc1", "cc1plus", "c++", "clang", "clang++", "ld"})
 _WORLD_ARGS = re.compile(

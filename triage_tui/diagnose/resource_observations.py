@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..model.snapshot import Observation, Snapshot
 from ..model.unavailable import is_known
 from .figures import fmt_bytes, quote
-
-if TYPE_CHECKING:
-    from .observations import Thresholds
+from .thresholds import Thresholds
 
 
 def _obs(oid: str, text: str, source: str, at: float, pids: Sequence[int] = (), **figures: object) -> Observation:

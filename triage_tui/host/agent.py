@@ -30,7 +30,7 @@ PROTOCOL_VERSION = 1
 
 def make_node_host() -> Any:
     """The node's host: the same composition as a local run (LocalHost with logs and GPUs)."""
-    from .select import local_host
+    from .local import local_host  # not via select: select reaches ssh, whose client imports this module
 
     return local_host()
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Sequence
 from typing import Optional
 
+from ..collect.logs import LogsCollector
 from ..collect.snapshot import GpuJoin, GpuSource, LogsSource, SnapshotCollector
+from ..collect.stacks import capture_stacks
 from ..collect.targets import resolve_targets
+from ..diagnose.stack_groups import with_groups
 from ..model.snapshot import Snapshot, Target
 from ..model.stacks import StackCapture
 from .base import CollectOptions, StackOptions
@@ -56,12 +58,17 @@ class LocalHost:
         return self._collector.smaps.wait_idle(timeout_s)
 
     def capture_stacks(self, pids: Sequence[int], options: StackOptions = StackOptions()) -> StackCapture:
-        try:
-            from ..collect.stacks import capture_stacks  # written by the stacks part
-        except ImportError as exc:
-            return StackCapture(taken_at=time.time(), pids=tuple(pids),
-                                notes=(f"stack capture not available: {exc}",))
-        return capture_stacks(pids, options)
+        return with_groups(capture_stacks(pids, options))
 
     def close(self) -> None:
         self._collector.close()
+
+
+def local_host() -> LocalHost:
+    """LocalHost with every source this build has: logs (LogsCollector) and GPUs (LocalHost's default:
+    NVML, nvidia-smi where the binding cannot load).
+
+    The one composition of a local run; the SSH agent builds the node's host with it too, so a remote
+    refresh reads exactly what a local one would.
+    """
+    return LocalHost(logs=LogsCollector())

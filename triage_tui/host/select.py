@@ -5,19 +5,9 @@ from __future__ import annotations
 import argparse
 
 from .base import Host
+from .local import local_host
 
-
-def local_host() -> Host:
-    """LocalHost with every source this build has: logs (LogsCollector) and GPUs (LocalHost's default:
-    NVML, nvidia-smi where the binding cannot load).
-
-    The one composition of a local run; the SSH agent builds the node's host with it too, so a remote
-    refresh reads exactly what a local one would.
-    """
-    from ..collect.logs import LogsCollector
-    from .local import LocalHost
-
-    return LocalHost(logs=LogsCollector())
+__all__ = ["host_from_args", "local_host"]
 
 
 def host_from_args(args: argparse.Namespace) -> Host:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Optional
 
-from ..host.base import CollectOptions, StackOptions
+from ..model.options import CollectOptions, StackOptions
 from ..model.snapshot import Snapshot, Target
 from ..model.stacks import StackCapture
 from .reader import Recording
