@@ -24,13 +24,15 @@ from ..model.snapshot import (
     SourceStatus,
     Target,
 )
+from ..model.waits import Wait, WaitSource
 from ..model.unavailable import Unavailable, is_known
 from .kernel import KernelLogCollector
 from .memory import SmapsReader, collect_cgroup_memory, collect_system_memory, target_memory
 from .ports import PortCollector
-from .proc_table import read_proc_table
+from .proc_table import ProcTable, read_proc_table
 from .processes import ProcessCollector
 from .targets import tree_pids
+from .waits import collect_waits
 
 T = TypeVar("T")
 LogsSource = Callable[[tuple[ProcessInfo, ...], CollectOptions], tuple[LogTail, ...]]
@@ -92,8 +94,11 @@ class SnapshotCollector:
         self._last_at = taken_at
         statuses: list[SourceStatus] = []
 
+        tables: list[ProcTable] = []
+
         def read_processes() -> tuple[ProcessInfo, ...]:
             table = read_proc_table()
+            tables.append(table)
             return self.processes.collect(tree_pids(target, table), table, self._smaps_fields())
 
         processes = self._run("processes", statuses, (), read_processes)
@@ -111,6 +116,10 @@ class SnapshotCollector:
             if self.join_gpus is not None:
                 joined, gpu_report = self.join_gpus, gpus
                 processes = self._run("gpu-join", statuses, processes, lambda: joined(processes, gpu_report))
+        live = tuple(p.pid for p in processes if not p.exited)
+        no_waits: tuple[tuple[Wait, ...], WaitSource] = ((), WaitSource(error=Unavailable("waits source failed")))
+        waits, waits_source = self._run("waits", statuses, no_waits,
+                                        lambda: collect_waits(live, tables[0] if tables else None))
         logs: tuple[LogTail, ...] = ()
         if self.logs is not None:
             follow, rows = self.logs, processes
@@ -118,6 +127,7 @@ class SnapshotCollector:
         return Snapshot(
             host=self.host_name, taken_at=taken_at, interval_s=interval, target=target, processes=processes,
             exited=self.processes.exited, memory=memory, logs=logs, ports=ports, gpus=gpus, kernel=kernel,
+            waits=waits, waits_source=waits_source,
             sources=tuple(statuses),
         )
 

@@ -13,6 +13,7 @@ from typing import Optional, Union
 
 from .stacks import StackCapture
 from .unavailable import Unavailable
+from .waits import Wait, WaitSource
 
 SCHEMA_VERSION = 1
 
@@ -313,6 +314,8 @@ class Snapshot:
     ports: PortReport = field(default_factory=PortReport)
     gpus: GpuReport = field(default_factory=GpuReport)
     kernel: KernelReport = field(default_factory=KernelReport)
+    waits: tuple[Wait, ...] = ()  # what each blocked thread waits on (collect/waits.py)
+    waits_source: WaitSource = field(default_factory=lambda: WaitSource(error=Unavailable("waits were not read")))
     observations: tuple[Observation, ...] = ()
     hypotheses: tuple[Hypothesis, ...] = ()
     stacks: Optional[StackCapture] = None  # the latest capture, when one was taken

@@ -1,0 +1,130 @@
+"""The wait-for graph on real stuck programs: each test asserts the edge the collector must find."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from triage_tui.collect.proc_table import read_proc_table
+from triage_tui.collect.waits import EPOLLS, collect_waits
+from triage_tui.model.waits import WAIT_KINDS, Wait
+
+from . import wait_programs as programs
+from .wait_programs import settle_in, started
+
+
+def waits_of(pids: list[int]) -> dict[int, Wait]:
+    """The main thread's wait of each PID (the collector reads the whole set in one refresh)."""
+    waits, source = collect_waits(pids, read_proc_table())
+    assert source.error is None, source.error
+    assert all(w.kind in WAIT_KINDS for w in waits)
+    return {w.pid: w for w in waits if w.tid == w.pid}
+
+
+def test_reader_waits_on_the_live_writer_of_its_pipe() -> None:
+    read_end, write_end = os.pipe()
+    reader = subprocess.Popen([sys.executable, "-c", "import os, sys; os.read(int(sys.argv[1]), 1)", str(read_end)],
+                              pass_fds=[read_end])
+    os.close(read_end)
+    try:
+        settle_in([reader.pid], ["read"])
+        got = waits_of([reader.pid])[reader.pid]
+        assert got.kind == "pipe" and got.object.startswith("pipe:[")
+        assert got.peer_pids == (os.getpid(),)  # this test holds the only write end
+        assert got.peer_outside == (os.getpid(),)  # and is not part of the target given
+        assert "write end held by PID" in got.detail
+    finally:
+        reader.kill()
+        reader.wait()
+        os.close(write_end)
+
+
+def test_pipe_whose_writers_are_blocked_on_the_reader() -> None:
+    with started(programs.PIPE_RING) as info:
+        reader, writers = info["reader"], info["writers"]
+        settle_in([reader, *writers], ["read"])
+        settle_in([info["launcher"]], ["wait4"])
+        got = waits_of([info["launcher"], reader, *writers])
+        assert got[reader].kind == "pipe" and got[reader].peer_pids == tuple(sorted(writers))
+        for w in writers:
+            assert got[w].kind == "pipe" and got[w].peer_pids == (reader,)
+        assert got[info["launcher"]].kind == "child" and got[info["launcher"]].peer_pids == (reader,)
+
+
+def test_two_processes_each_reading_the_pipe_the_other_should_write() -> None:
+    with started(programs.PIPE_CYCLE) as info:
+        a, b = info["a"], info["b"]
+        settle_in([a, b], ["read"])
+        got = waits_of([info["launcher"], a, b])
+        assert got[a].peer_pids == (b,) and got[b].peer_pids == (a,)
+        assert got[info["launcher"]].kind == "sleep"
+
+
+def test_unix_socketpair_between_parent_and_child() -> None:
+    with started(programs.SOCKETPAIR) as info:
+        settle_in([info["child"]], ["recvfrom", "recvmsg", "read"])
+        got = waits_of([info["parent"], info["child"]])[info["child"]]
+        assert got.kind == "unix" and got.peer_pids == (info["parent"],)
+        assert "peer socket:[" in got.detail
+
+
+def test_tcp_client_on_a_listener_that_never_accepts() -> None:
+    with started(programs.TCP_NOT_ACCEPTED) as info:
+        settle_in([info["client"]], ["recvfrom", "recvmsg", "read"])
+        got = waits_of([info["listener"], info["client"]])[info["client"]]
+        assert got.kind == "tcp" and got.not_accepted
+        assert got.address == f"127.0.0.1:{info['port']}"
+        assert got.peer_pids == (info["listener"],)
+        assert "never accepted" in got.detail
+
+
+def test_tcp_client_on_an_accepted_connection_that_never_answers() -> None:
+    with started(programs.TCP_NO_ANSWER) as info:
+        settle_in([info["client"]], ["recvfrom", "recvmsg", "read"])
+        settle_in([info["server"]], ["clock_nanosleep", "nanosleep", "select"])
+        got = waits_of([info["launcher"], info["server"], info["client"]])[info["client"]]
+        assert got.kind == "tcp" and not got.not_accepted
+        assert got.address == f"127.0.0.1:{info['port']}" and got.socket_state == "ESTABLISHED"
+        assert got.peer_pids == (info["server"],)
+
+
+def test_wait4_on_a_stopped_child() -> None:
+    with started(programs.WAIT_STOPPED) as info:
+        settle_in([info["parent"]], ["wait4"])
+        while read_proc_table().stats[info["child"]].state != "T":
+            pass  # the child stops itself right after the fork; poll until it has
+        got = waits_of([info["parent"], info["child"]])
+        assert got[info["parent"]].kind == "child" and got[info["parent"]].peer_pids == (info["child"],)
+        assert "stopped" in got[info["parent"]].detail
+        assert got[info["child"]].state == "T"
+
+
+def test_multiprocessing_barrier_with_one_party_missing() -> None:
+    with started(programs.BARRIER) as info:
+        parties = info["parties"]
+        settle_in(parties, ["futex"])
+        got = waits_of([info["launcher"], *parties])
+        for pid in parties:
+            wait = got[pid]
+            other = next(p for p in parties if p != pid)
+            assert wait.kind == "futex" and wait.shared_key, wait
+            assert other in wait.peer_pids and info["launcher"] in wait.peer_pids
+            assert "/dev/shm" in wait.path or "sem." in wait.object
+            assert f"also waiting on the same word: PID {other}" in wait.detail
+        assert got[parties[0]].shared_key == got[parties[1]].shared_key
+
+
+def test_epoll_loop_watching_a_socket() -> None:
+    with started(programs.EPOLL_LOOP) as info:
+        settle_in([info["child"]], sorted(EPOLLS))
+        got = waits_of([info["parent"], info["child"]])[info["child"]]
+        assert got.kind == "epoll" and got.peer_pids == (info["parent"],)
+        assert "socket:[" in got.object
+
+
+def test_a_process_that_exits_mid_read_is_skipped() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    waits, source = collect_waits([proc.pid, os.getpid()], read_proc_table())
+    assert all(w.pid != proc.pid for w in waits)
