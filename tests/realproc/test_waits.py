@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 
 from triage_tui.collect.proc_table import read_proc_table
+from triage_tui.diagnose.engine import Diagnosis, DiagnosisEngine
+from triage_tui.host.base import CollectOptions
+from triage_tui.host.local import LocalHost
+from triage_tui.model.snapshot import Snapshot
 from triage_tui.collect.waits import EPOLLS, collect_waits
 from triage_tui.model.waits import WAIT_KINDS, Wait
 
@@ -128,3 +133,75 @@ def test_a_process_that_exits_mid_read_is_skipped() -> None:
     proc.wait()
     waits, source = collect_waits([proc.pid, os.getpid()], read_proc_table())
     assert all(w.pid != proc.pid for w in waits)
+
+
+def _diagnose(root: int) -> tuple[Snapshot, Diagnosis]:
+    """One refresh of the tree below `root` through the local host and the engine, no stack capture."""
+    host = LocalHost()
+    try:
+        snapshot = host.collect(host.resolve([str(root)]), CollectOptions())
+    finally:
+        host.close()
+    assert snapshot.stacks is None
+    return snapshot, DiagnosisEngine().update(snapshot)
+
+
+def test_engine_names_the_cross_process_cycle_a_deadlock_before_any_stack_capture() -> None:
+    with started(programs.PIPE_CYCLE) as info:
+        a, b = info["a"], info["b"]
+        settle_in([a, b], ["read"])
+        snapshot, diagnosis = _diagnose(info["launcher"])
+        top = diagnosis.hypotheses[0]
+        assert top.id == "deadlock", [(h.id, h.score) for h in diagnosis.hypotheses[:3]]
+        assert f"PID {a}" in top.title and f"PID {b}" in top.title
+        cycle = next(o for o in diagnosis.observations if o.id == "wait-cycle")
+        assert set(cycle.pids) == {a, b}
+
+
+def test_engine_names_the_three_process_pipe_ring_and_not_the_launcher() -> None:
+    with started(programs.PIPE_RING) as info:
+        members = {info["reader"], *info["writers"]}
+        settle_in(sorted(members), ["read"])
+        settle_in([info["launcher"]], ["wait4"])
+        _, diagnosis = _diagnose(info["launcher"])
+        cycle = next(o for o in diagnosis.observations if o.id == "wait-cycle")
+        assert set(cycle.pids) == members
+        assert diagnosis.hypotheses[0].id == "deadlock"
+
+
+def test_engine_says_network_wait_for_a_listener_that_never_accepts() -> None:
+    with started(programs.TCP_NOT_ACCEPTED) as info:
+        settle_in([info["client"]], ["recvfrom", "recvmsg", "read"])
+        _, diagnosis = _diagnose(info["listener"])
+        seen = next(o for o in diagnosis.observations if o.id == "wait-not-accepted")
+        assert f"127.0.0.1:{info['port']}" in seen.text
+        network = next(h for h in diagnosis.hypotheses if h.id == "network-wait")
+        assert network.status in ("likely", "possible") and f"127.0.0.1:{info['port']}" in network.title
+
+
+def test_engine_names_the_process_everyone_waits_on() -> None:
+    with started(programs.BARRIER) as info:
+        settle_in(info["parties"], ["futex"])
+        _, diagnosis = _diagnose(info["launcher"])
+        hub = next(o for o in diagnosis.observations if o.id == "wait-hub")
+        assert hub.figures["hub_pid"] == info["launcher"]
+        top = next(h for h in diagnosis.hypotheses if h.id == "wait-for-missing-rank")
+        assert f"PID {info['launcher']}" in top.title
+
+
+def test_report_json_carries_waits_with_the_documented_fields() -> None:
+    with started(programs.PIPE_CYCLE) as info:
+        a, b = info["a"], info["b"]
+        settle_in([a, b], ["read"])
+        result = subprocess.run([sys.executable, "-m", "triage_tui", "report", str(info["launcher"]), "--format",
+                                 "json", "--duration", "0.5", "--interval", "0.5"], capture_output=True, text=True,
+                                timeout=120, env={**os.environ, "PYTHONPATH": os.getcwd()})
+        assert result.returncode == 0, result.stderr
+        data = json.loads(result.stdout)
+        assert isinstance(data["waits"], list)
+        for item in data["waits"]:
+            assert {"pid", "tid", "kind", "object", "peer_pids", "detail"} <= set(item)
+            assert item["kind"] in WAIT_KINDS
+        by_pid = {w["pid"]: w for w in data["waits"] if w["tid"] == w["pid"]}
+        assert by_pid[a]["kind"] == "pipe" and by_pid[a]["peer_pids"] == [b]
+        assert by_pid[b]["peer_pids"] == [a]

@@ -35,15 +35,8 @@ SLEEPS = frozenset({"nanosleep", "clock_nanosleep"})
 SIGNAL_WAITS = frozenset({"pause", "rt_sigsuspend", "rt_sigtimedwait"})
 FUTEX_PRIVATE_FLAG = 128
 MAX_POLL_FDS = 256  # a poll set larger than this is read in part (the first ones)
-NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph", "glusterfs", "lustre", "9p", "afs", "beegfs",
-              "gpfs", "orangefs", "ocfs2", "gfs2", "davfs", "virtiofs")
 NO_ACCESS = Unavailable("/proc/PID/task/TID/syscall: permission denied (it needs ptrace read access)",
                         "run triage as the target's user or as root; check kernel.yama.ptrace_scope")
-
-
-def is_network_fs(fs_type: str) -> bool:
-    """nfs, cifs, ceph, … and every FUSE filesystem (sshfs, s3fs, gcsfuse: a daemon answers each read)."""
-    return fs_type in NETWORK_FS or fs_type.startswith("fuse")
 
 
 def _read_all(path: str) -> str:

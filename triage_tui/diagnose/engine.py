@@ -20,6 +20,7 @@ from .hypotheses import evaluate
 from .idle_runs import IdleRuns
 from .observations import Thresholds, observe_snapshots
 from .stack_observations import stack_observations
+from .wait_graph import wait_observations
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def observe(history: Sequence[Snapshot], stacks: Optional[StackCapture] = None,
             thresholds: Thresholds = Thresholds(), previous_stacks: Optional[StackCapture] = None,
             idle_of: Optional[Mapping[int, Optional[float]]] = None) -> list[Observation]:
     """All observations: the snapshots' history plus the latest stack capture."""
-    out = observe_snapshots(history, thresholds, idle_of)
+    out = observe_snapshots(history, thresholds, idle_of) + wait_observations(history)
     if stacks is not None:
         out += stack_observations(stacks, history[-1] if history else None, previous_stacks)
     return out

@@ -45,9 +45,10 @@ FINDING_CAP = 0.3  # a finding keeps its status (likely) but scores below any po
 
 CATALOGUE: tuple[Spec, ...] = (
     Spec("wait-for-missing-rank", "A wait for a rank that never arrived (the others sleep in a collective or IPC wait)",
-         needs="several-processes | stacks-several-ranks | stacks-odd-rank",
+         needs="several-processes | stacks-several-ranks | stacks-odd-rank | wait-hub",
          needs_text="fewer than 3 processes seen: no ranks to wait for",
-         titles=(("stacks-odd-rank", "A wait for the missing rank: PID {pid} never reached the wait (it is in {frame})"),),
+         titles=(("stacks-odd-rank", "A wait for the missing rank: PID {pid} never reached the wait (it is in {frame})"),
+                 ("wait-hub", "Everyone waits on {hub_name}, which waits on nothing of the tree ({hub_doing})")),
          next_checks=(("stacks-odd-rank", "py-spy dump --native the odd rank PID {pid} and read its frame: S on it"),
                       ("", "capture stacks of all {processes} processes at once, grouped, and look for the rank that "
                            "differs: S (or --auto-stacks)"))),
@@ -63,9 +64,12 @@ CATALOGUE: tuple[Spec, ...] = (
          next_checks=(("", "capture stacks of all ranks (S) and compare the collective each is in; does it hang at the "
                            "same step every run?"),)),
     Spec("deadlock", "Threads deadlocked on locks",
+         titles=(("wait-cycle", "A deadlock across processes: {wait_cycle}"),),
          next_checks=(("stacks-lock-wait", "py-spy dump --locals the threads on locks: which lock does each hold?"),
                       ("", "capture stacks of every thread: S — look for threads in acquire()"))),
     Spec("crashed-worker", "A worker crashed and the others wait for it",
+         titles=(("wait-on-exited", "A worker crashed and the others wait for it: PID {exited_pid} ({exited_name}) "
+                                    "exited, PID {exited_waiter} still waits on {exited_object}"),),
          next_checks=(("", "read the dead worker's last log lines and exit code; dmesg -T | grep -i -E 'segfault|killed'"),)),
     Spec("oom", "Real memory pressure (the OOM killer, a full cgroup)",
          next_checks=(("", "check the kernel log for OOM kills: dmesg -T | grep -i -E 'oom|killed process'; "
@@ -78,8 +82,13 @@ CATALOGUE: tuple[Spec, ...] = (
          next_checks=(("", "nvidia-smi -q -d PERFORMANCE,CLOCK; dmesg for Xid errors; py-spy dump --native the rank "
                            "in synchronize: S"),)),
     Spec("io-blocked", "Blocked on I/O (D state, page faults on a network filesystem)",
+         titles=(("wait-netfs-io", "Blocked on I/O: PID {io_pid} in D state on {io_path} ({io_fs})"),),
          next_checks=(("", "cat /proc/PID/stack and /proc/PID/wchan; where do the weights live? (df -T, mount | grep nfs)"),)),
     Spec("network-wait", "Waiting at rendezvous (TCPStore / connect to the master)",
+         titles=(("wait-not-accepted", "Waiting on {net_address}: the listener (PID {listener_pid}) never accepted "
+                                       "the connection"),
+                 ("wait-upstream", "Waiting on an upstream: {net_waiters} blocked reading {net_address} for "
+                                   "{net_waited}")),
          next_checks=(("", "is the master address/port right and answering? ss -tlnp | grep MASTER_PORT; IPv4 vs IPv6; "
                            "hostnames"),)),
     Spec("stopped", "Stopped (SIGSTOP, a debugger, or a profiler that left it stopped)",
@@ -107,6 +116,8 @@ ROWS: tuple[Row, ...] = (
     Row("wait-for-missing-rank", "gpu-loaded-idle", 0.1),
     Row("wait-for-missing-rank", "workers-present", 0.05),
     Row("wait-for-missing-rank", "stacks-odd-rank", 0.45, "that rank names the cause"),
+    Row("wait-for-missing-rank", "wait-hub & !stacks-odd-rank", 0.45, "the process everyone waits on is the one to look at"),
+    Row("wait-for-missing-rank", "wait-cycle", -0.3, "they wait on each other, not on a missing rank"),
     Row("wait-for-missing-rank", "one-busy-others-idle", 0.2, "the busy one is late"),
     Row("wait-for-missing-rank", "log-barrier-timeout", 0.15, "a waiter gave up: the slow one is elsewhere"),
     Row("wait-for-missing-rank", "log-nccl-timeout", 0.1),
@@ -139,6 +150,7 @@ ROWS: tuple[Row, ...] = (
     Row("collective-mismatch", "stacks-same-collective", -0.4),
     # deadlock
     Row("deadlock", "stacks-lock-wait", 0.6),
+    Row("deadlock", "wait-cycle", 0.7, "a cycle of waits across processes: nobody left to act"),
     Row("deadlock", "stacks-one-lock-wait", 0.2),
     Row("deadlock", "all-idle", 0.2),
     Row("deadlock", "stacks-unchanged", 0.1),
@@ -149,6 +161,7 @@ ROWS: tuple[Row, ...] = (
     Row("deadlock", "stacks-same-collective", -0.2),
     # crashed-worker
     Row("crashed-worker", "worker-exited", 0.6),
+    Row("crashed-worker", "wait-on-exited", 0.3, "the peer it waits on is gone"),
     Row("crashed-worker", "zombie", 0.6, "a worker died and was not reaped"),
     Row("crashed-worker", "workers-missing", 0.35),
     Row("crashed-worker", "segfault", 0.4),
@@ -191,10 +204,14 @@ ROWS: tuple[Row, ...] = (
     Row("gpu-hang", "gpu-computing", -0.2),
     # io-blocked
     Row("io-blocked", "d-state-faults", 0.7),
+    Row("io-blocked", "wait-netfs-io", 0.6, "a network filesystem that does not answer"),
     Row("io-blocked", "d-state", 0.4),
     Row("io-blocked", "stacks-file-io", 0.15),
     # network-wait
     Row("network-wait", "stacks-rendezvous", 0.6),
+    Row("network-wait", "wait-not-accepted", 0.6, "the listener never accepted: rendezvous or server never served it"),
+    Row("network-wait", "wait-upstream & !wait-not-accepted", 0.45, "the other end is outside the tree"),
+    Row("network-wait", "wait-cycle", -0.3),
     Row("network-wait", "log-rendezvous", 0.3),
     Row("network-wait", "all-idle", 0.1),
     Row("network-wait", "log-silent-after-load", -0.2, "weights loaded: rendezvous was passed"),

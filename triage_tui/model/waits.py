@@ -17,6 +17,14 @@ from .unavailable import Unavailable
 WAIT_KINDS = ("pipe", "unix", "tcp", "udp", "child", "futex", "file", "epoll", "eventfd", "sleep", "running",
               "unknown")
 
+NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph", "glusterfs", "lustre", "9p", "afs", "beegfs",
+              "gpfs", "orangefs", "ocfs2", "gfs2", "davfs", "virtiofs")
+
+
+def is_network_fs(fs_type: str) -> bool:
+    """nfs, cifs, ceph, … and every FUSE filesystem (sshfs, s3fs, gcsfuse: a daemon answers each read)."""
+    return fs_type in NETWORK_FS or fs_type.startswith("fuse")
+
 
 @dataclass(frozen=True)
 class Wait:
