@@ -36,6 +36,7 @@ from ..model.snapshot import (
     TargetRoot,
 )
 from ..model.unavailable import Unavailable
+from ..model.waits import WaitSource
 from ..parse.dmesg import parse_kernel_lines
 from ..parse.free import parse_free
 from ..parse.nvidia_smi import (
@@ -238,6 +239,10 @@ def _kernel(sections: Sections, pids: set[int]) -> KernelReport:
     return KernelReport(events=tuple(e for e in parse_kernel_lines(text, boot) if e.pid in pids))
 
 
+AGENTLESS_WAITS = Unavailable("agentless mode: the wait-for graph (who waits on whom) is read in agent mode only",
+                              "drop --agentless: the agent reads /proc and sock_diag on the node")
+
+
 def _log(path: str, stat_text: str, body: str, now: float) -> LogTail:
     parts = stat_text.split()
     if len(parts) != 2 or not all(p.isdecimal() for p in parts):
@@ -291,6 +296,7 @@ def build_snapshot(host: str, target: Target, options: CollectOptions, sections:
         memory=MemoryReport(system=system, target=target_mem, smaps_budget_ms=0.0), logs=logs,
         ports=PortReport(listening=listening, error=Unavailable("agentless mode: no port probes") if options.port else None),
         gpus=gpus, kernel=_kernel(sections, {*pids, *status_pids, *(r.pid for r in target.roots)}),
+        waits_source=WaitSource(error=AGENTLESS_WAITS),
         sources=(SourceStatus("ssh", "ok", duration_ms, "agentless mode, one script per refresh"),
                  SourceStatus("mode", "ok", 0.0, BLIND_SPOTS)),
     )

@@ -24,6 +24,7 @@ from ..model.snapshot import (
 from ..model.stacks import StackCapture
 from ..model.unavailable import is_known
 from .figures import duration, number, ratio, size, unavailable_text
+from .waits_text import wait_lines
 
 LOG_LINES = 15  # last lines of each log in the report
 RSS_ILLUSION_RATIO = 1.5  # RSS sum above this many times the PSS sum: say that RSS overstates memory
@@ -234,6 +235,20 @@ def _kernel(report: KernelReport) -> list[str]:
     return lines
 
 
+def _waits(snap: Snapshot) -> list[str]:
+    """One line per process: what it waits on and who must act (the wait-for graph, render/waits_text)."""
+    lines = ["## Waits", ""]
+    if not snap.waits:
+        error = snap.waits_source.error
+        return lines + [unavailable_text(error) if error is not None else "No thread of the target is blocked."]
+    lines += [f"- {line.text}" for line in wait_lines(snap)]
+    source = snap.waits_source
+    lines += ["", f"{source.blocked_threads} blocked threads read in {source.duration_ms:.1f} ms."]
+    if source.error is not None:
+        lines.append(unavailable_text(source.error))
+    return lines
+
+
 def _observations(snap: Snapshot) -> list[str]:
     lines = ["## Observations", ""]
     if not snap.observations:
@@ -293,7 +308,7 @@ def render_report_markdown(snapshots: Sequence[Snapshot], changelog: Sequence[st
     first, last = snapshots[0], snapshots[-1]
     sections = [
         _header(first, last), _processes(last), _memory(last), _ports(last.ports), _logs(last.logs),
-        _gpus(last.gpus), _kernel(last.kernel), _observations(last), _hypotheses(last), _timeline(changelog),
+        _gpus(last.gpus), _kernel(last.kernel), _waits(last), _observations(last), _hypotheses(last), _timeline(changelog),
     ]
     if last.stacks is not None:
         sections.append(_stacks(last.stacks))

@@ -10,6 +10,7 @@ from textual.widgets import Static
 from ...model.stacks import StackCapture
 from .. import format as fmt
 from . import Pane, PaneScroll, View, update_static
+from .waits import WaitsSection
 
 HOW_TO = ("No stack capture yet. Press s for the selected (or tagged) processes, S for the whole target "
           "(py-spy dump: it pauses each process for a moment).")
@@ -27,6 +28,9 @@ class StacksPane(Pane):
 
     def compose(self):  # type: ignore[no-untyped-def]
         with PaneScroll(id="stack-scroll"):
+            waits = WaitsSection("", id="waits-body")
+            waits.display = False
+            yield waits
             yield Static(HOW_TO, id="stack-body")
 
     @property
@@ -34,6 +38,7 @@ class StacksPane(Pane):
         return self.query_one(PaneScroll)
 
     def show(self, view: View) -> None:
+        self.query_one(WaitsSection).show(view.snapshot)
         if view.snapshot.stacks is not None:
             self._capture = view.snapshot.stacks
         self._redraw()
