@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import glob
 import io
 import json
 import os
@@ -38,8 +37,9 @@ def test_agent_mode_sees_the_tree_a_local_run_sees_and_leaves_nothing(node: Node
         remote = host.collect(target, CollectOptions())
         here = local.collect(local.resolve([str(sleeper_tree.pid)]), CollectOptions())
         assert host.mode == "agent"
-        # the target's own interpreter was preferred (it has psutil; /usr/bin/python3 may not)
-        assert host._agent.hello["python"] == os.path.realpath(psutil.Process(sleeper_tree.pid).exe())  # type: ignore[union-attr]
+        hello = host._agent.hello  # type: ignore[union-attr]
+        # the node's own python3, never the target's interpreter (#19), isolated and without site-packages
+        assert hello["python"] != psutil.Process(sleeper_tree.pid).exe() and hello["flags"] == {"isolated": 1, "no_site": 1}
         assert len(_rows(remote)) == 3 and _rows(remote) == _rows(here)
         for p in remote.processes:
             mine = here.process(p.pid)
@@ -56,6 +56,9 @@ def test_agent_mode_sees_the_tree_a_local_run_sees_and_leaves_nothing(node: Node
         assert any(set(g.pids) == set(kids) for g in capture.groups)
         private_dir = host.agent_dir
         assert private_dir and os.path.isdir(private_dir)
+        # nothing installed was imported on the node: psutil's C extension is not mapped into the agent
+        with open(f"/proc/{hello['pid']}/maps") as f:
+            assert "psutil" not in f.read()
     finally:
         host.close()
         local.close()
@@ -79,15 +82,17 @@ def test_private_directory_is_0700_and_gone_when_the_channel_closes(node: Node) 
 
 
 def test_schema_mismatch_is_refused_with_a_clear_message(node: Node, monkeypatch: pytest.MonkeyPatch) -> None:
-    before = set(glob.glob("/tmp/triage-agent.*"))
     monkeypatch.setattr(ssh_agent_client, "SCHEMA_VERSION", SCHEMA_VERSION + 100)
+    closed: list[str] = []  # the directory of the session start() gave up on (other tests make their own)
+    close = AgentSession.close
+    monkeypatch.setattr(AgentSession, "close", lambda self, *a, **k: (closed.append(self.private_dir), close(self, *a, **k)))
     conn = connect(node.options())
     try:
         with pytest.raises(SshError, match="mismatch"):
             AgentSession.start(conn, (), timeout_s=30)
     finally:
         conn.close()
-    assert set(glob.glob("/tmp/triage-agent.*")) <= before
+    assert closed and closed[0].startswith("/tmp/triage-agent.") and not os.path.exists(closed[0])
 
 
 def test_hostile_targets_and_log_paths_are_data_not_shell(node: Node, sleeper_tree: subprocess.Popen, tmp_path) -> None:
@@ -110,6 +115,8 @@ def test_bundle_ships_collectors_without_the_ui() -> None:
     names = zipfile.ZipFile(io.BytesIO(build_zip())).namelist()
     assert "triage_tui/host/agent.py" in names and "triage_tui/model/codec.py" in names
     assert not any(n.startswith("triage_tui/ui/") or "__pycache__" in n for n in names)
+    # the client side never travels: the node needs no paramiko, and no SSH code of ours runs there
+    assert not any(n.startswith("triage_tui/host/ssh") or n.startswith("triage_tui/commands/") for n in names)
 
 
 def test_agent_server_protocol_errors_are_answers_not_crashes(tmp_path) -> None:
@@ -130,7 +137,7 @@ def test_pyspy_uploaded_when_the_node_has_none_and_gone_after(node: Node, sleepe
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     original = ssh_agent_client.probe_script
     # the node "has no py-spy": the probe looks on a PATH without it
-    monkeypatch.setattr(ssh_agent_client, "probe_script", lambda pids: "PATH=/usr/bin:/bin; " + original(pids))
+    monkeypatch.setattr(ssh_agent_client, "probe_script", lambda: "PATH=/usr/bin:/bin; " + original())
     host = SshHost(node.options())
     try:
         host.resolve([str(sleeper_tree.pid)])
@@ -148,9 +155,9 @@ def test_pyspy_uploaded_when_the_node_has_none_and_gone_after(node: Node, sleepe
 def test_pyspy_not_uploaded_to_another_architecture() -> None:
     from triage_tui.host.ssh_agent_bundle import ProbeResult, pyspy_upload_plan
 
-    binary, note = pyspy_upload_plan(ProbeResult("/tmp/x", "riscv128", "", ("python3",)))
+    binary, note = pyspy_upload_plan(ProbeResult("riscv128", "", "python3"))
     assert binary is None and "riscv128" in note
-    binary, note = pyspy_upload_plan(ProbeResult("/tmp/x", "x86_64", "/usr/bin/py-spy", ("python3",)))
+    binary, note = pyspy_upload_plan(ProbeResult("x86_64", "/usr/bin/py-spy", "python3"))
     assert binary is None and "node's py-spy" in note
 
 
@@ -175,14 +182,12 @@ def test_node_without_a_usable_python_falls_back_to_agentless(node: Node, sleepe
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     original = ssh_agent_client.probe_script
     # the node "has no python3": the probe looks for an interpreter name nothing has
-    monkeypatch.setattr(ssh_agent_client, "probe_script", lambda pids: original(pids).replace("python3", "nopython9"))
-    before = set(glob.glob("/tmp/triage-agent.*"))
+    monkeypatch.setattr(ssh_agent_client, "probe_script", lambda: original().replace("python3", "nopython9"))
     host = SshHost(node.options())
     try:
-        # by name: a PID would hand the probe the target's own interpreter, which it rightly prefers
-        snapshot = host.collect(host.resolve([r"name:time\.sleep\(600\)"]), CollectOptions())
+        snapshot = host.collect(host.resolve([str(sleeper_tree.pid)]), CollectOptions())
         assert host.mode == "agentless" and "no Python" in host.mode_notes[0]
         assert len(snapshot.processes) == 3
     finally:
         host.close()
-    assert set(glob.glob("/tmp/triage-agent.*")) <= before  # the probe's directory was removed too
+    # (the probe is read-only: it makes no directory, so there is nothing to remove)

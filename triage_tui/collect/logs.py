@@ -304,7 +304,7 @@ def _pick_files(targets: Iterable[tuple[int, tuple[Optional[str], Optional[str]]
                 proc_root: str) -> list[tuple[str, str]]:
     found: dict[str, str] = {}
     for pid, streams in targets:
-        for (fd, stream), target in zip(_STREAMS, streams, strict=True):
+        for (fd, stream), target in zip(_STREAMS, streams):  # noqa: B905 - both pairs; no strict=: the node agent runs on 3.8
             # pipes, terminals and sockets are not paths; a deleted file's name leads nowhere
             if target is None or not target.startswith("/") or target.endswith(" (deleted)") or target in found:
                 continue

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import signal
 import stat
 import subprocess
@@ -36,6 +35,7 @@ from ..model.options import StackOptions
 from ..model.stacks import ProcessStacks, StackCapture
 from ..model.unavailable import Unavailable
 from ..parse.pyspy_json import parse_pyspy_json
+from .executables import trusted_which
 from .thread_states import (
     kernel_process_stacks,
     kernel_thread,
@@ -54,12 +54,10 @@ _KILLED = "py-spy did not finish in"
 
 
 def find_pyspy() -> Optional[str]:
-    """The py-spy on PATH, else the one installed next to this Python (a venv whose bin is not on PATH)."""
-    found = shutil.which("py-spy")
-    if found:
-        return found
-    beside = os.path.join(os.path.dirname(sys.executable), "py-spy")
-    return beside if os.access(beside, os.X_OK) else None
+    """The py-spy on PATH, else the one installed next to this Python (a venv whose bin is not on PATH);
+    only one we may run (#19: never a binary another user could have replaced, see collect.executables)."""
+    found, _ = trusted_which("py-spy", (os.path.join(os.path.dirname(sys.executable), "py-spy"),))
+    return found
 
 
 class SourceLines:
@@ -175,7 +173,7 @@ def explain_pyspy_failure(pid: int, returncode: int, stderr: str, alive: bool) -
             f"another tracer may hold it: see TracerPid in /proc/{pid}/status",
         )
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and ln.strip() != "Caused by:"]
-    summary = "; ".join(ln.removeprefix("Error: ") for ln in lines[:3]) or f"py-spy exited with {returncode}"
+    summary = "; ".join((ln[len("Error: "):] if ln.startswith("Error: ") else ln) for ln in lines[:3]) or f"py-spy exited with {returncode}"
     return Unavailable(f"py-spy failed: {summary}", "the kernel's view of the threads is shown instead")
 
 

@@ -1,9 +1,10 @@
 """The node side of agent mode: a long-lived process answering JSON requests, one per line, on stdin.
 
-Runs on the node from a zip of triage_tui shipped over SSH (see ssh_agent_bundle). It reuses the same
-collectors as a local run (LocalHost); nothing here talks to the network. Standard library and psutil
-only: textual is never needed on the node. It exits on `bye` or when stdin closes (the channel went away),
-and the bootstrap then removes its private directory.
+Runs on the node from a zip of triage_tui shipped over SSH (see ssh_agent_bundle), under the node's own
+python3 (3.8 or newer) in isolated mode without site: the standard library only, nothing installed (no
+psutil, no textual). It reuses the same collectors as a local run (LocalHost); nothing here talks to the
+network. It exits on `bye` or when stdin closes (the channel went away); a watcher thread notices the
+close even while a request is in flight and removes the private directory (and an uploaded py-spy) itself.
 
 Protocol (each request and answer one JSON object on one line):
   {"id": 1, "op": "hello", "schema": N, "protocol": P} -> {"id": 1, "ok": true, "schema": N, ...}
@@ -16,16 +17,22 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import sys
-from collections.abc import Callable
-from typing import Any, Optional, TextIO
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, Any, Optional, TextIO
 
 from ..model.codec import from_data, to_data
 from ..model.snapshot import SCHEMA_VERSION, Target
 from .base import CollectOptions, StackOptions, TargetError
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+# After the channel closes, the request in flight gets this long to finish before the watcher removes
+# the directory and ends the process itself (the client is gone: nobody waits for the answer).
+HANGUP_GRACE_S = 3.0
 
 
 def make_node_host() -> Any:
@@ -71,7 +78,8 @@ class AgentServer:
                     f"this agent schema {SCHEMA_VERSION} protocol {PROTOCOL_VERSION}"), "schema": SCHEMA_VERSION}
             self.greeted = True
             return {"ok": True, "schema": SCHEMA_VERSION, "protocol": PROTOCOL_VERSION, "dir": self.private_dir,
-                    "pid": os.getpid(), "python": sys.executable, "pyspy": shutil.which("py-spy") or "",
+                    "pid": os.getpid(), "python": sys.executable,
+                    "flags": {"isolated": sys.flags.isolated, "no_site": sys.flags.no_site}, "pyspy": shutil.which("py-spy") or "",
                     "collectors": type(self.host).__name__}
         if not self.greeted:
             return {"ok": False, "kind": "protocol", "error": "hello first"}
@@ -112,7 +120,7 @@ class AgentServer:
         reply["id"] = request.get("id")
         return reply
 
-    def serve(self, stdin: TextIO, stdout: TextIO) -> None:
+    def serve(self, stdin: Iterable[str], stdout: TextIO) -> None:
         try:
             for line in stdin:  # EOF: the channel closed, the client is gone: exit
                 if not line.strip():
@@ -127,7 +135,38 @@ class AgentServer:
                 self._host.close()
 
 
-def main(private_dir: str) -> None:
+def watch_channel(stdin: IO[bytes], private_dir: str, grace_s: float = HANGUP_GRACE_S) -> queue.Queue:
+    """Read request lines on a thread; at EOF (the channel closed: bye, or the client died or the network
+    dropped) hand None to the server and, if the process is still there `grace_s` later, remove the
+    private directory and exit: a long request (a py-spy capture) must not keep files on the node."""
+    lines: queue.Queue = queue.Queue()
+
+    def pump() -> None:
+        try:
+            for raw in stdin:
+                lines.put(raw.decode("utf-8", "replace"))
+        except (OSError, ValueError):
+            pass
+        lines.put(None)
+        time.sleep(grace_s)
+        shutil.rmtree(private_dir, ignore_errors=True)
+        os._exit(0)
+
+    threading.Thread(target=pump, name="channel-watcher", daemon=True).start()
+    return lines
+
+
+class _QueueLines:
+    """The watcher's queue as an iterable of lines (what serve() reads), ending at its None."""
+
+    def __init__(self, lines: queue.Queue) -> None:
+        self._lines = lines
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._lines.get, None)
+
+
+def main(private_dir: str, stdin: Optional[IO[bytes]] = None) -> None:
     """Entry point the bootstrap calls with the zip on sys.path; the bootstrap removes `private_dir` after.
 
     The protocol gets its own copy of stdout; fd 1 and sys.stdout then point at stderr, so a stray print
@@ -136,4 +175,5 @@ def main(private_dir: str) -> None:
     protocol_out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    AgentServer(private_dir).serve(sys.stdin, protocol_out)
+    lines = watch_channel(stdin if stdin is not None else sys.stdin.buffer, private_dir)
+    AgentServer(private_dir).serve(_QueueLines(lines), protocol_out)

@@ -28,13 +28,15 @@ from ..model.stacks import ProcessStacks, StackCapture, ThreadStack
 from ..model.unavailable import Unavailable
 from ..parse.pyspy_json import parse_pyspy_json
 from .base import StackOptions
-from .ssh_agent_bundle import PYSPY_NAME, ProbeResult, pyspy_upload_plan
+from .ssh_agent_bundle import PYSPY_NAME, TRUSTED_FN, ProbeResult, pyspy_upload_plan
 from .ssh_agentless import Sections, new_marker, split_sections
 from .ssh_connect import Connection, SshError
 from .ssh_exec import bounded_shell, run_command
 
 TIMED_OUT_CODES = ("124", "137")  # coreutils timeout: TERM worked (124), or it needed -k's KILL (137)
-PROBE_SCRIPT = 'echo "arch=$(uname -m)"; echo "pyspy=$(command -v py-spy 2>/dev/null)"'
+# the node's py-spy only when the privilege rule allows it (ssh_agent_bundle's `trusted`); else ours is uploaded
+PROBE_SCRIPT = (TRUSTED_FN + 'echo "arch=$(uname -m)"; s=$(command -v py-spy 2>/dev/null); '
+                'if [ -n "$s" ]; then t=$(trusted "$s") && echo "pyspy=$t" || echo "skipped=$s"; fi')
 # Makes the private 0700 directory and writes py-spy (from stdin) into it; prints the directory.
 UPLOAD_COMMAND = (
     "umask 077; d=$(mktemp -d \"${TMPDIR:-/tmp}/triage-pyspy.XXXXXXXX\") || exit 3; chmod 700 \"$d\"; "
@@ -61,7 +63,7 @@ def pyspy_plan(probe_text: str) -> tuple[ProbeResult, Optional[str], str]:
     """From PROBE_SCRIPT's output: (what the node has, local binary to upload or None, a note).
     The same decision as agent mode's (ssh_agent_bundle.pyspy_upload_plan): the node's own py-spy wins."""
     fields = dict(line.partition("=")[::2] for line in probe_text.splitlines() if "=" in line)
-    probe = ProbeResult("", fields.get("arch", "").strip(), fields.get("pyspy", "").strip(), ())
+    probe = ProbeResult(fields.get("arch", "").strip(), fields.get("pyspy", "").strip())
     binary, note = pyspy_upload_plan(probe)
     return probe, binary, note
 

@@ -43,11 +43,13 @@ def run_command(conn: Connection, command: str, timeout_s: float, stdin: bytes =
         raise SshError(f"cannot open a channel to {conn.endpoint.alias}: {exc}") from None
     out, err = bytearray(), bytearray()
     try:
-        channel.settimeout(0.2)
+        # sending may wait on the peer's window for a while (an 8 MB py-spy): the whole deadline, not 0.2 s
+        channel.settimeout(max(0.1, deadline - time.monotonic()))
         channel.exec_command(command)
         if stdin:
             channel.sendall(stdin)
         channel.shutdown_write()
+        channel.settimeout(0.2)
         while True:
             if time.monotonic() > deadline:
                 raise SshError(f"command on {conn.endpoint.alias} timed out after {timeout_s:.0f} s")
@@ -69,8 +71,10 @@ def run_command(conn: Connection, command: str, timeout_s: float, stdin: bytes =
                     break
                 out += chunk
         status = channel.recv_exit_status()
+    except TimeoutError:
+        raise SshError(f"command on {conn.endpoint.alias} timed out after {timeout_s:.0f} s") from None
     except (paramiko.SSHException, OSError, EOFError) as exc:
-        raise SshError(f"connection to {conn.endpoint.alias} failed during a command: {exc}") from None
+        raise SshError(f"connection to {conn.endpoint.alias} failed during a command: {type(exc).__name__}: {exc}") from None
     finally:
         channel.close()
     return CommandResult(status, bytes(out), bytes(err), len(command) + len(stdin), len(out) + len(err))

@@ -6,17 +6,20 @@ dataclass is enough for it to be serialised and read back.
 
 from __future__ import annotations
 
+import ast
+import builtins
 import dataclasses
 import json
 import sys
 import types
 import typing
-from functools import cache
+from functools import lru_cache
 from typing import Any, Union
 
 from .unavailable import Unavailable
 
 _UNAVAILABLE_KEY = "unavailable"
+_UNION_TYPE = getattr(types, "UnionType", None)  # `X | Y` objects, Python 3.10+
 
 
 def _key(name: str) -> str:
@@ -27,7 +30,7 @@ def _key(name: str) -> str:
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-@cache
+@lru_cache(maxsize=None)  # noqa: UP033 - functools.cache is 3.9+: the node agent runs on 3.8
 def _field_keys(cls: type) -> tuple[tuple[str, str], ...] | None:
     """(field name, JSON key) of a dataclass type, None for any other type. Cached: the recorder
     encodes every row of every snapshot, and dataclasses.fields() per object was most of its cost."""
@@ -61,10 +64,55 @@ def to_json(obj: Any, indent: int | None = None) -> str:
     return json.dumps(to_data(obj), indent=indent, sort_keys=False, allow_nan=False)
 
 
-@cache
+@lru_cache(maxsize=None)  # noqa: UP033 - functools.cache is 3.9+: the node agent runs on 3.8
 def _hints(cls: type) -> dict[str, Any]:
     module = sys.modules[cls.__module__]
-    return typing.get_type_hints(cls, globalns=vars(module))
+    try:
+        return typing.get_type_hints(cls, globalns=vars(module))
+    except TypeError:  # Python < 3.10 cannot evaluate `X | None` or (< 3.9) `tuple[int, ...]`: the node agent
+        hints: dict[str, Any] = {}
+        for klass in reversed(cls.__mro__):
+            namespace = vars(sys.modules[klass.__module__])
+            for name, text in vars(klass).get("__annotations__", {}).items():
+                hints[name] = _annotation(ast.parse(text, mode="eval").body, namespace) if isinstance(text, str) else text
+        return hints
+
+
+# the typing aliases Python 3.8 can subscript, by builtin name
+_GENERICS = {name: getattr(typing, name.capitalize() if name != "frozenset" else "FrozenSet")
+             for name in ("tuple", "list", "dict", "set", "frozenset", "type")}
+
+
+def _annotation(node: ast.expr, namespace: dict[str, Any]) -> Any:
+    """An annotation's source as a typing object, built without evaluating `|` or `tuple[...]` on old
+    Pythons (`A | B` → Union[A, B], `tuple[X, ...]` → Tuple[X, ...])."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return Union[_annotation(node.left, namespace), _annotation(node.right, namespace)]
+    if isinstance(node, ast.Subscript):
+        base = node.value
+        inner: Any = node.slice
+        if type(inner).__name__ == "Index":  # Python 3.8 wraps the subscript
+            inner = inner.value  # type: ignore[attr-defined]
+        args = tuple(_annotation(e, namespace) for e in inner.elts) if isinstance(inner, ast.Tuple) else (
+            _annotation(inner, namespace),)
+        generic = _GENERICS.get(base.id) if isinstance(base, ast.Name) else None
+        if generic is None:
+            generic = _annotation(base, namespace)
+            if getattr(generic, "__module__", "") == "collections.abc":  # not subscriptable before 3.9
+                generic = getattr(typing, generic.__name__)
+        return generic[args if len(args) > 1 else args[0]]
+    if isinstance(node, ast.Constant):
+        if node.value is None:
+            return type(None)
+        if node.value is Ellipsis:
+            return ...
+        if isinstance(node.value, str):
+            return _annotation(ast.parse(node.value, mode="eval").body, namespace)
+    if isinstance(node, ast.Name):
+        return namespace[node.id] if node.id in namespace else getattr(builtins, node.id)
+    if isinstance(node, ast.Attribute):
+        return getattr(_annotation(node.value, namespace), node.attr)
+    raise TypeError(f"cannot read the annotation {ast.dump(node)}")
 
 
 def from_data(tp: Any, data: Any) -> Any:
@@ -77,7 +125,7 @@ def from_data(tp: Any, data: Any) -> Any:
     origin = typing.get_origin(tp)
     if tp is Any:
         return data
-    if origin is Union or (sys.version_info >= (3, 10) and origin is types.UnionType):
+    if origin is Union or (_UNION_TYPE is not None and origin is _UNION_TYPE):
         members = [a for a in typing.get_args(tp) if a is not type(None) and a is not Unavailable]
         if type(data) in members and type(data) in (int, float, str, bool):
             return data  # an int in Union[float, int, str] stays an int (a replayed figure reads as written)

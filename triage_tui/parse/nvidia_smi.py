@@ -82,7 +82,7 @@ def parse_query_gpu_csv(text: str, fields: tuple[str, ...] = QUERY_GPU_FIELDS) -
     devices = []
     glue_at = fields.index("name") if "name" in fields else None
     for number, cells in enumerate(_csv_rows(text, len(fields), "query-gpu", glue_at), 1):
-        row = dict(zip(fields, cells, strict=True))
+        row = dict(zip(fields, cells))  # noqa: B905 - _csv_rows checked the count; no strict=: the agent runs on 3.8
         index = _number(row.get("index", str(number - 1)))
         if not isinstance(index, int):
             raise NvidiaSmiParseError(f"query-gpu line {number}: GPU index is not a number: {row.get('index')!r}")
@@ -112,7 +112,7 @@ def parse_compute_apps_csv(text: str, fields: tuple[str, ...] = COMPUTE_APPS_FIE
     """`nvidia-smi --query-compute-apps=gpu_uuid,pid,used_memory ...` → (gpu uuid, process) pairs."""
     out = []
     for number, cells in enumerate(_csv_rows(text, len(fields), "query-compute-apps"), 1):
-        row = dict(zip(fields, cells, strict=True))
+        row = dict(zip(fields, cells))  # noqa: B905 - _csv_rows checked the count; no strict=: the agent runs on 3.8
         pid = _number(row.get("pid", ""))
         if not isinstance(pid, int):
             raise NvidiaSmiParseError(f"query-compute-apps line {number}: PID is not a number: {row.get('pid')!r}")
