@@ -13,39 +13,39 @@ import sys
 
 from ..diagnose.pasted_text import PastedDiagnosis, diagnose_text
 from ..render.hypotheses_text import hypotheses_markdown, hypothesis_data, observations_markdown
+from ..parse.paste_input import MAX_BYTES, PasteInput, decode_paste, read_files, read_paste
 from . import fail
 
 
-def _read(files: list[str]) -> tuple[str, str]:
-    """(text, error): all files joined, or standard input."""
+def _read(files: list[str]) -> PasteInput:
+    """All files joined, or standard input, streamed and capped (paste_input says what was cut)."""
     if not files:
         if sys.stdin is None:  # started with standard input closed
-            return "", "no FILE given and standard input is closed"
-        # bytes, decoded here: pasted text is often not clean UTF-8, and the locale's strict decoder
+            return PasteInput("", error="no FILE given and standard input is closed")
+        # bytes, decoded there: pasted text is often not clean UTF-8, and the locale's strict decoder
         # would end in a traceback
-        raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
-        return raw.decode("utf-8", errors="replace"), ""
-    chunks = []
-    for name in files:
-        try:
-            with open(name, encoding="utf-8", errors="replace") as fh:
-                chunks.append(fh.read())
-        except OSError as exc:
-            return "", f"cannot read {name}: {exc.strerror or exc}"
-    return "\n\n".join(chunks), ""
+        if hasattr(sys.stdin, "buffer"):
+            return read_paste(sys.stdin.buffer, "standard input")
+        return decode_paste(sys.stdin.read(MAX_BYTES).encode(), label="standard input")
+    return read_files(files)
 
 
 def run(args: argparse.Namespace) -> int:
-    text, error = _read(list(args.files))
-    if error:
-        return fail(error)
+    pasted = _read(list(args.files))
+    if pasted.error:
+        return fail(pasted.error)
+    text = pasted.text
     if not text.strip():
         return fail("nothing to diagnose: the input is empty (paste ps, free, nvidia-smi, py-spy dumps, logs ...)")
     result = diagnose_text(text)
+    # the paste's own text reaches the output (quoted lines): a terminal or locale that cannot show a
+    # character gets a replacement, never a UnicodeEncodeError
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="replace")
+    print(_markdown(result, pasted.cuts) if args.format == "md" else json.dumps(_data(result, pasted.cuts), indent=2))
     if not any(p.used for p in result.parts):
-        print(_markdown(result) if args.format == "md" else json.dumps(_data(result), indent=2))
         return fail("found nothing triage reads in the input (see the ignored parts above)", 1)
-    print(_markdown(result) if args.format == "md" else json.dumps(_data(result), indent=2))
     return 0
 
 
@@ -56,15 +56,19 @@ def _part_line(p) -> str:
     return f"- ignored {where} ({p.kind}): {p.note}" if p.note else f"- ignored {where} ({p.kind})"
 
 
-def _markdown(result: PastedDiagnosis) -> str:
-    out = ["# triage diagnose", "", "## Parts of the input", *[_part_line(p) for p in result.parts], ""]
+def _markdown(result: PastedDiagnosis, cuts: tuple[str, ...] = ()) -> str:
+    out = ["# triage diagnose", ""]
+    if cuts:
+        out += ["## Input", *[f"- cut: {c}" for c in cuts], ""]
+    out += ["## Parts of the input", *[_part_line(p) for p in result.parts], ""]
     out += ["## Hypotheses", "", *hypotheses_markdown(result.diagnosis.hypotheses)]
     out += ["## Observations", *(observations_markdown(result.diagnosis.observations) or ["- none"]), ""]
     return "\n".join(out)
 
 
-def _data(result: PastedDiagnosis) -> dict:
+def _data(result: PastedDiagnosis, cuts: tuple[str, ...] = ()) -> dict:
     return {
+        "cuts": list(cuts),
         "parts": [{"kind": p.kind, "first_line": p.first_line, "last_line": p.last_line, "used": p.used,
                    "used_as": p.used_as, "note": p.note} for p in result.parts],
         "hypotheses": [hypothesis_data(h) for h in result.diagnosis.hypotheses],

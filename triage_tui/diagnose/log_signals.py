@@ -1,7 +1,7 @@
 """What a log line says: a finished progress bar, a traceback, a timeout, an NCCL watchdog.
 
-A table of (observation id, description, pattern) scanned over the tail; the first table row
-that matches a line wins, so the specific patterns come before the generic ones.
+The lexicon's rows (parse/signal_lexicon.py) scanned over the tail: every specific row that matches a line counts, a
+generic one only when no specific row did.
 """
 
 from __future__ import annotations
@@ -9,30 +9,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-# (observation id, what it means, pattern)
-LINE_SIGNALS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
-    ("log-nccl-timeout", "NCCL watchdog timeout",
-     re.compile(r"watchdog caught collective operation timeout|ProcessGroupNCCL.*time(d)? ?out|NCCL.*timeout", re.I)),
-    ("log-barrier-timeout", "barrier / store timeout",
-     re.compile(r"barrier.*time(d)? ?out|timed out.*barrier|monitoredBarrier|Socket Timeout|DistStoreError", re.I)),
-    ("log-shm-broadcast", "\"no shared memory broadcast block\" warning (a hang OR a long compile)",
-     re.compile(r"No available shared memory broadcast block found", re.I)),
-    ("log-rendezvous", "rendezvous wait",
-     re.compile(r"TCPStore|rendezvous|init_process_group|Waiting for .*(master|peers|rank)|connect.*refused.*(master|store)", re.I)),
-    ("log-worker-exited", "a worker exited",
-     re.compile(r"exit(?:ed)? (?:with )?(?:exit )?(?:code|status)\s*[:=]?\s*-?\d+|exitcode\s*:\s*-?\d+|ChildFailedError"
-                r"|died with|terminated with signal|killed by signal", re.I)),
-    ("log-cuda-oom", "CUDA out of memory", re.compile(r"CUDA out of memory|OutOfMemoryError", re.I)),
-    ("log-killed", "a process was killed by SIGKILL",
-     re.compile(r"\bKilled\b|SIGKILL|exitcode\s*:?\s*-9\b|signal 9\b|(?:code|status)\s*[:=]?\s*(?:137|-9)\b", re.I)),
-    ("log-traceback", "a traceback", re.compile(r"^Traceback \(most recent call last\)|^\w*(Error|Exception): ")),
-    ("log-timeout", "a timeout", re.compile(r"time(d)? ?out", re.I)),
-)
+from ..parse.signal_lexicon import LEXICON
 
-_PROGRESS = re.compile(r"(\d{1,3}(?:\.\d+)?)\s?%|(\d+)\s*/\s*(\d+)\s*\[")
+# (observation id, what it means, pattern): the lexicon's rows (parse/signal_lexicon.py holds them with their sources)
+LINE_SIGNALS: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple((s.id, s.means, s.pattern) for s in LEXICON)
+
+_PROGRESS = re.compile(r"(\d{1,3}(?:\.\d{1,3})?)\s?%|(\d{1,9})\s{0,4}/\s{0,4}(\d{1,9})\s{0,4}\[")
 
 
-GENERIC = frozenset({"log-timeout", "log-traceback"})  # only when nothing more specific matched the line
+GENERIC = frozenset(s.id for s in LEXICON if s.generic)  # only when nothing more specific matched the line
 
 
 def scan_log_lines(lines: Iterable[str]) -> list[tuple[str, str, str]]:

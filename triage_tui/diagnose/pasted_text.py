@@ -1,14 +1,39 @@
-"""`triage diagnose`: the engine over pasted text (one look), with the parts used and ignored."""
+"""`triage diagnose`: the engine over pasted text (one look), with the parts used and ignored.
+
+On top of what the live engine observes in a snapshot, a paste carries evidence no collector reads: signal
+words in prose, debugger dumps, figures quoted in sentences. Those become observations here (the lexicon's
+ids and `prose-*`), and the same rules score them.
+
+Scope. A kernel OOM kill or segfault names a PID and a command. When the paste shows the job's processes (a
+`ps`, a /proc status, stack dumps) and the killed PID is not one of them and its name matches none of theirs,
+it is about another program: it is shown (`oom-kill-elsewhere` / `segfault-elsewhere`) but does not count for
+this job's causes. When the paste shows no processes at all (a dmesg excerpt alone), nothing contradicts it
+and it counts: that is what someone pasting it means.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Optional
 
+from ..model.snapshot import Observation, Snapshot
 from ..model.stacks import ProcessStacks, StackCapture
-from ..parse.pasted import PastePart, evidence_from_paste
-from .engine import Diagnosis, diagnose_once
+from ..parse.pasted import PasteEvidence, PastePart, evidence_from_paste
+from ..parse.prose_figures import ProseFigure
+from ..parse.signal_lexicon import scan_line
+from .engine import Diagnosis, observe
+from .figures import quote
+from .hypotheses import evaluate
+from .observations import Thresholds
 from .stack_reading import classify, group_processes
+
+PASTE_OBSERVATIONS = (
+    "prose-gpu-busy-low-power", "prose-gpu-busy", "prose-gpu-idle", "prose-cpu-idle", "prose-cpu-busy", "prose-stuck",
+    "prose-rss", "oom-kill-elsewhere", "segfault-elsewhere", "stacks-one-in-collective", "stacks-one-waiting",
+)
 
 
 @dataclass(frozen=True)
@@ -33,7 +58,112 @@ def capture_from(stacks: tuple[ProcessStacks, ...], at: float = 0.0) -> Optional
                         groups=group_processes(classified))
 
 
+def _obs(oid: str, text: str, source: str, at: float, pids: Sequence[int] = (), **figures: object) -> Observation:
+    clean = {k: v for k, v in figures.items() if isinstance(v, (int, float, str))}
+    return Observation(id=oid, text=text, source=source, at=at, figures=clean, pids=tuple(pids))
+
+
+def _lexicon(evidence: PasteEvidence, present: set[str], at: float) -> list[Observation]:
+    """One observation per lexicon id found in the pieces the log reader did not already scan."""
+    out: list[Observation] = []
+    seen: set[str] = set(present)
+    for no, line in evidence.signal_lines:
+        for sig in scan_line(line):
+            if sig.id in seen:
+                continue
+            seen.add(sig.id)
+            out.append(_obs(sig.id, f"{sig.means} (line {no}): {quote(line.strip(), 160)}", "pasted text", at,
+                            line=line.strip()[:200], line_no=no))
+    return out
+
+
+def _prose(figures: Sequence[ProseFigure], at: float) -> list[Observation]:
+    out: list[Observation] = []
+    by_line: dict[int, dict[str, ProseFigure]] = {}
+    for f in figures:
+        by_line.setdefault(f.line_no, {}).setdefault(f.kind, f)
+    seen: set[str] = set()
+
+    def add(oid: str, f: ProseFigure, text: str, **figs: object) -> None:
+        if oid not in seen:
+            seen.add(oid)
+            out.append(_obs(oid, f"{text} (quoted in prose, line {f.line_no}): {quote(f.line, 120)}", "pasted text", at,
+                            (), **figs))
+
+    for line_figs in by_line.values():
+        util, power = line_figs.get("gpu-util"), line_figs.get("gpu-power")
+        if util is not None and util.value >= 95 and power is not None and power.value <= 120:
+            add("prose-gpu-busy-low-power", util, f"GPU at {util.value:.0f} % utilisation drawing {power.value:.0f} W: "
+                "a spin-wait, not compute", gpu_util=util.value, power_w=power.value)
+        elif util is not None and util.value >= 95:
+            add("prose-gpu-busy", util, f"GPU at {util.value:.0f} % utilisation", gpu_util=util.value)
+        elif util is not None and util.value <= 5:
+            add("prose-gpu-idle", util, f"GPU at {util.value:.0f} % utilisation", gpu_util=util.value)
+        cpu = line_figs.get("cpu-util")
+        if cpu is not None and cpu.value <= 2:
+            add("prose-cpu-idle", cpu, f"{cpu.value:.0f} % CPU", cpu_percent=cpu.value)
+        elif cpu is not None and cpu.value >= 90:
+            add("prose-cpu-busy", cpu, f"{cpu.value:.0f} % CPU", cpu_percent=cpu.value)
+        stuck = line_figs.get("stuck-for")
+        if stuck is not None:
+            add("prose-stuck", stuck, f"stuck for {stuck.value:.0f} s", stuck_s=stuck.value)
+        rss = line_figs.get("rss")
+        if rss is not None:
+            add("prose-rss", rss, f"memory quoted: {rss.value / 1e9:.1f} GB", rss_bytes=rss.value)
+    return out
+
+
+def _names(snapshot: Snapshot, capture: Optional[StackCapture]) -> tuple[set[int], set[str]]:
+    pids = {p.pid for p in snapshot.processes}
+    names = {p.name for p in snapshot.processes} | {os.path.basename(p.cmdline[0]) for p in snapshot.processes if p.cmdline}
+    if capture is not None:
+        pids |= {p.pid for p in capture.processes if p.pid}
+        names |= {p.name.split()[0] for p in capture.processes if p.name}
+    return pids, {n[:15] for n in names if n}
+
+
+def _scoped(observations: list[Observation], snapshot: Snapshot, capture: Optional[StackCapture]) -> list[Observation]:
+    """Kernel kills of other programs become `*-elsewhere` (shown, not counted) when the paste shows the job."""
+    pids, names = _names(snapshot, capture)
+    if not pids:
+        return observations
+    comm = {e.pid: e.text for e in snapshot.kernel.events}
+    out = []
+    for o in observations:
+        if o.id in ("oom-kill", "segfault") and o.pids and o.source == "kernel":
+            text = comm.get(o.pids[0], o.text)
+            tied = o.pids[0] in pids or any(n and (f"({n})" in text or f" {n}[" in text or f"{n}[" in text) for n in names)
+            if not tied:
+                o = dataclasses.replace(o, id=f"{o.id}-elsewhere",
+                                        text=f"{o.text} — PID {o.pids[0]} is none of the pasted processes and its "
+                                             "name matches none of theirs: another program, not counted")
+        out.append(o)
+    return out
+
+
+def _one_look_stacks(capture: Optional[StackCapture], at: float) -> list[Observation]:
+    """A single process's dump: what its main thread waits on (several ranks are the live rules' job)."""
+    if capture is None or len(capture.processes) != 1:
+        return []
+    proc = capture.processes[0]
+    if not proc.threads:
+        return []
+    named = [t for t in proc.threads if t.name == "MainThread"]
+    main = named[0] if named else proc.threads[0]
+    if main.wait_kind == "collective":
+        return [_obs("stacks-one-in-collective", f"the one dumped process (PID {proc.pid}) waits in a collective: "
+                     f"{main.wait_frame}", "stacks", at, [proc.pid], frame=main.wait_frame)]
+    if main.wait_kind in ("condition", "queue", "socket", "sleep"):
+        return [_obs("stacks-one-waiting", f"the one dumped process (PID {proc.pid}) waits ({main.wait_kind}): "
+                     f"{main.wait_frame}", "stacks", at, [proc.pid], frame=main.wait_frame, kind=main.wait_kind)]
+    return []
+
+
 def diagnose_text(text: str, now: float = 0.0) -> PastedDiagnosis:
     evidence = evidence_from_paste(text, now)
     capture = capture_from(evidence.stacks, now)
-    return PastedDiagnosis(evidence.parts, diagnose_once(evidence.snapshot, capture), capture)
+    observations = observe([evidence.snapshot], capture, dataclasses.replace(Thresholds(), one_look=True))
+    observations = _scoped(observations, evidence.snapshot, capture)
+    present = {o.id for o in observations}
+    observations += _lexicon(evidence, present, now) + _prose(evidence.prose, now) + _one_look_stacks(capture, now)
+    return PastedDiagnosis(evidence.parts, Diagnosis(tuple(observations), evaluate(observations), ()), capture)

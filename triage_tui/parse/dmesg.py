@@ -18,10 +18,12 @@ _DMESG = re.compile(r"^\s*\[\s*(?P<secs>\d+\.\d+)\]\s?(?P<msg>.*)$")
 _DMESG_T = re.compile(r"^\s*\[(?P<date>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\]\s?(?P<msg>.*)$")
 
 _OOM_KILLED = re.compile(r"(?:Out of memory|Memory cgroup out of memory):\s+Killed process (?P<pid>\d+)")
-_OOM_KILL_SUMMARY = re.compile(r"\boom-kill:.*?\bpid=(?P<pid>\d+)")
+_OOM_KILL_SUMMARY = re.compile(r"\boom-kill:[^\n]{0,512}?\bpid=(?P<pid>\d{1,10})")
 _OOM_REAPER = re.compile(r"oom_reaper: reaped process (?P<pid>\d+)")
-_SEGFAULT = re.compile(r"(?P<comm>\S+?)\[(?P<pid>\d+)\]: segfault at ")
-_TRAP = re.compile(r"traps: (?P<comm>\S+?)\[(?P<pid>\d+)\] (?P<what>general protection|trap )")
+# bounded quantifiers: an unbounded lazy `\S+?` before the PID is quadratic on a long line without spaces
+# (a kernel comm is at most 15 characters; 64 leaves room for a thread name with a suffix)
+_SEGFAULT = re.compile(r"(?P<comm>[^\s\[\]]{1,64})\[(?P<pid>\d{1,10})\]: segfault at ")
+_TRAP = re.compile(r"traps: (?P<comm>[^\s\[\]]{1,64})\[(?P<pid>\d{1,10})\] (?P<what>general protection|trap )")
 
 
 def _split(line: str, boot_time: Optional[float]) -> tuple[str, object]:

@@ -8,11 +8,11 @@ from ..model.snapshot import LogLine, LogTail
 from ..model.unavailable import Unavailable
 
 _LEVEL = (("traceback", re.compile(r"^Traceback \(most recent call last\)|^\s+File \".*\", line \d+")),
-          ("error", re.compile(r"\b(ERROR|CRITICAL|FATAL)\b|\w*(Error|Exception)\b:|\bError\b")),
+          ("error", re.compile(r"\b(ERROR|CRITICAL|FATAL)\b|(?:Error|Exception)\b:|\bError\b")),
           ("warning", re.compile(r"\b(WARNING|WARN|Warning)\b")))
 LOG_LINE = re.compile(
-    r"^\s*(\[?\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|\[\d{4}|\[rank\d+\]|\(\w+ pid=\d+\)|(INFO|WARNING|ERROR|DEBUG|CRITICAL)\b"
-    r"|\[[WEIFD]\s?[\w.]+:\d+\]|\[[WEIFD]\d{4}|[WEIF]\d{4} \d\d:|Traceback \(most|\w*(Error|Exception): |Loading |.*\d+%\|)"
+    r"^\s*+(\[?\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|\[\d{4}|\[rank\d+\]|\(\w+ pid=\d+\)|(INFO|WARNING|ERROR|DEBUG|CRITICAL)\b"
+    r"|\[[WEIFD]\s?[\w.]+:\d+\]|\[[WEIFD]\d{4}|[WEIF]\d{4} \d\d:|Traceback \(most|\w*(Error|Exception): |Loading |[^|]{0,200}?\d{1,3}%\|)"
 )
 
 

@@ -49,7 +49,7 @@ def _number(raw: str, scale: float = 1.0, as_int: bool = True) -> Figure:
     missing = _missing(raw)
     if missing is not None:
         return missing
-    text = re.sub(r"\s*(MiB|W|%|C)$", "", raw.strip())
+    text = re.sub(r"\s{0,8}(MiB|W|%|C)$", "", raw.strip())
     try:
         value = float(text) * scale
     except ValueError:
@@ -169,8 +169,10 @@ def gpu_report_from_csv(
 _HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
 _GPU_FIRST = re.compile(r"^\s*(\d+)\s+(.*?)\s+(On|Off)\s*$")
 _BUS_ID = re.compile(r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])")
-_MEMORY = re.compile(r"(\S+?)\s*(?:MiB)?\s*/\s*(\S+?)\s*(?:MiB)?\s*$")
-_POWER = re.compile(r"(\[?N/A\]?|\d+(?:\.\d+)?W|\[Not Supported\])\s*/\s*(\[?N/A\]?|\d+(?:\.\d+)?W|\[Not Supported\])")
+# bounded: a cell of a pasted table can be a 4 KiB line; unbounded quantifiers before "/" are quadratic
+_MEMORY = re.compile(r"([^\s/]{1,32}?)\s{0,8}(?:MiB)?\s{0,8}/\s{0,8}([^\s/]{1,32}?)\s{0,8}(?:MiB)?\s*+$")
+_POWER = re.compile(r"(\[?N/A\]?|\d{1,6}(?:\.\d{1,3})?W|\[Not Supported\])\s{0,8}/\s{0,8}(\[?N/A\]?|\d{1,6}(?:\.\d{1,3})?W"
+                    r"|\[Not Supported\])")
 _PROCESS_TYPES = {"C", "G", "C+G", "M", "M+C"}
 _ERROR_LINES = (
     "NVIDIA-SMI has failed", "Failed to initialize NVML", "No devices were found", "Unable to determine the device handle",

@@ -27,18 +27,26 @@ from ..model.snapshot import (
     TargetMemory,
 )
 from ..model.stacks import ProcessStacks
+from .signal_lexicon import matches_any, scan_line
 from ..model.unavailable import Unavailable, is_known
-from . import curl_text, dmesg, faulthandler, free, log_text, nvidia_smi_basic, proc_status, ps, pyspy_text
+from . import curl_text, dmesg, faulthandler, free, gdb_text, log_text, nvidia_smi_basic, proc_status, ps, pyspy_text
+from .prose_figures import ProseFigure, figures_in
 from .text_errors import ParseError
 
-_PROMPT = re.compile(r"^\s*(?:[\w.-]+@[\w.-]+\S*\s*)?[$#] (\S.*)$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_STATUS_KEY = re.compile(r"^[A-Za-z_()]+:\s")
+_PROMPT = re.compile(r"^\s*+(?:[\w.-]{1,64}@[\w.-]{1,64}[^\s$#]{0,200}\s{0,4})?[$#] (\S.*)$")
+_FENCE = re.compile(r"^\s*+(```|~~~)")
+_STATUS_KEY = re.compile(r"^[A-Za-z_()]{1,40}:\s")
+# what a chat or a Markdown quote puts before the pasted text on each line (removed before reading):
+# `> `, `[10:32] alice: `, `[10:32 AM] <alice> `, `10:32:05 alice: ` (a log level is never taken for a name)
+_QUOTE = re.compile(r"^(?:\s{0,3}>)+ ?")
+_CHAT = re.compile(r"^\[?\d{1,2}:\d\d(?::\d\d)?(?:\s?[AaPp][Mm])?\]?\s{1,4}(?:<[\w.@ -]{1,40}>|(?!(?:INFO|WARN|WARNING|ERROR|DEBUG|"
+                   r"CRITICAL|FATAL|NOTICE)\b)[A-Za-z][\w.@-]{0,39}:)\s")
 
 
 @dataclass(frozen=True)
 class PastePart:
-    kind: str  # ps | free | proc-status | nvidia-smi | gpu-csv | py-spy | py-spy-json | faulthandler | kernel | curl | log | text
+    kind: str  # ps | free | proc-status | nvidia-smi | gpu-csv | py-spy | py-spy-json | faulthandler | gdb | pystack
+    #            | kernel | curl | traceback | log | text | command
     first_line: int  # 1-based, inclusive
     last_line: int
     text: str
@@ -52,6 +60,8 @@ class PasteEvidence:
     parts: tuple[PastePart, ...]
     snapshot: Snapshot
     stacks: tuple[ProcessStacks, ...]  # raw: the diagnosis side classifies and groups them
+    signal_lines: tuple[tuple[int, str], ...] = ()  # (line number, text) of every line outside tables and logs
+    prose: tuple[ProseFigure, ...] = ()  # figures quoted in sentences ("GPU util 100 % at 19 W")
 
 
 # ---------------------------------------------------------------- splitting
@@ -81,10 +91,13 @@ def _nvsmi(lines: list[str], i: int) -> Optional[int]:
 def _json(lines: list[str], i: int) -> Optional[int]:
     if not lines[i].lstrip().startswith(("[", "{")):
         return None
-    rest = "\n".join(lines[i:])
+    # a bounded window (never the whole rest of the paste for each line that starts with a bracket)
+    rest = "\n".join(lines[i:i + 20_000])[:2_000_000]
+    if '"frames"' not in rest[:200_000]:
+        return None
     try:
         obj, end = json.JSONDecoder().raw_decode(rest.lstrip())
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     blob = json.dumps(obj)[:5000]
     if '"frames"' not in blob or ("thread_id" not in blob and "thread_name" not in blob):
@@ -111,16 +124,38 @@ def _starts(lines: list[str], i: int) -> Optional[tuple[str, int]]:
         return "py-spy", _run(lines, i, lambda t: t.startswith((" ", "\t", "Process ", "Thread ", "Python v")), blank_ok=True)
     if faulthandler.THREAD.match(s) or s.startswith("Fatal Python error"):
         return "faulthandler", _run(lines, i, lambda t: t.startswith((" ", "\t", "Thread 0x", "Current thread", "Fatal Python")) or t.startswith("Extension modules"), blank_ok=True)
+    if gdb_text.GDB_THREAD.match(s) or (gdb_text.GDB_FRAME.match(s) and s.startswith("#0 ")) or s == gdb_text.PY_BT:
+        return "gdb", _run(lines, i, _gdb_like, blank_ok=True)
+    if gdb_text.PYSTACK_THREAD.match(s):
+        return "pystack", _run(lines, i, lambda t: t.startswith((" ", "\t")) or bool(gdb_text.PYSTACK_THREAD.match(t.strip())),
+                               blank_ok=True)
     end = _json(lines, i)
     if end:
         return "py-spy-json", end
+    if s.startswith("Traceback (most recent call last)"):
+        return "traceback", _run(lines, i, _traceback_like, blank_ok=True)
     if _kernel_like(line):
         return "kernel", _run(lines, i, _kernel_like)
     if curl_text.CURL_LINE.match(line):
         return "curl", _run(lines, i, lambda t: bool(curl_text.CURL_LINE.match(t)) or t.lstrip().startswith(("{", '"')))
-    if log_text.LOG_LINE.match(line):
+    if log_text.LOG_LINE.match(line) or matches_any(line):
         return "log", _run(lines, i, lambda t: not _other_start(lines, t))
     return None
+
+
+def _gdb_like(line: str) -> bool:
+    s = line.strip()
+    return (s.startswith(("#", "Thread ", "File ", "[")) or line.startswith((" ", "\t")) or s == gdb_text.PY_BT
+            or bool(gdb_text.GDB_THREAD.match(s)))
+
+
+def _traceback_like(line: str) -> bool:
+    s = line.strip()
+    return line.startswith((" ", "\t")) or s.startswith(("During handling", "The above exception", "Traceback (most")) or \
+        bool(_EXCEPTION.match(s))
+
+
+_EXCEPTION = re.compile(r"^[\w.]{1,120}(?:Error|Exception|Interrupt|Exit|Warning)\b")
 
 
 _KERNEL_STAMP = re.compile(r"^\s*\[\s*\d+\.\d+\]|^\s*\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]|\bkernel: ")
@@ -136,9 +171,22 @@ def _other_start(lines: list[str], line: str) -> bool:
     return found is not None and found[0] != "log"
 
 
+def unwrap(line: str) -> str:
+    """The line without what a Markdown quote or a chat client put before it."""
+    if line[:1] in (">", " ") and _QUOTE.match(line):
+        line = _QUOTE.sub("", line, count=1)
+    if line[:1].isdigit() or line[:1] == "[":
+        m = _CHAT.match(line)
+        if m:
+            line = line[m.end():]
+    return line
+
+
 def split_paste(text: str) -> list[PastePart]:
-    """The parts of a paste, in order; prose and unknown lines come back as kind "text"."""
-    lines = text.replace("\r\n", "\n").split("\n")
+    """The parts of a paste, in order, recognised by their content (not by a header or a fence): a
+    Markdown quote and chat prefixes are removed first, line numbers kept. Prose and unknown lines come
+    back as kind "text"."""
+    lines = [unwrap(ln) for ln in text.replace("\r\n", "\n").split("\n")]
     parts: list[PastePart] = []
     loose: list[int] = []
 
@@ -217,6 +265,8 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
     events: list[KernelEvent] = []
     probes: list[PortProbe] = []
     stacks: list[ProcessStacks] = []
+    prose: list[ProseFigure] = []
+    signal_lines: list[tuple[int, str]] = []
     unit = 1024
     done: list[PastePart] = []
     for part in parts:
@@ -242,31 +292,44 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
             elif part.kind in ("nvidia-smi", "gpu-csv"):
                 gpus = _gpu(part.text, part.kind == "nvidia-smi")
                 used_as = f"{len(gpus.devices)} GPUs ({part.kind})"
-            elif part.kind in ("py-spy", "faulthandler", "py-spy-json"):
+            elif part.kind in ("py-spy", "faulthandler", "py-spy-json", "gdb", "pystack"):
                 fn = {"py-spy": pyspy_text.parse_pyspy_text, "faulthandler": faulthandler.parse_faulthandler,
-                      "py-spy-json": _pyspy_json}[part.kind]
+                      "py-spy-json": _pyspy_json, "gdb": gdb_text.parse_gdb, "pystack": gdb_text.parse_pystack}[part.kind]
                 found = fn(part.text)
                 stacks.extend(found)
                 used_as = f"stacks of {len(found)} process(es), {sum(len(p.threads) for p in found)} threads ({part.kind})"
             elif part.kind == "kernel":
                 found_events = dmesg.parse_kernel_lines(part.text)
                 events.extend(found_events)
-                used_as = f"{len(found_events)} kernel event(s)"
+                signal_lines.extend(enumerate(part.text.split(chr(10)), part.first_line))
+                signals = sorted({sig.id for ln in part.text.split(chr(10)) for sig in scan_line(ln)})
+                used_as = f"kernel log, {len(found_events)} OOM-kill/segfault event(s)" + (
+                    f" ({', '.join(signals)})" if signals else "")
             elif part.kind == "curl":
                 found_probes = curl_text.parse_curl(part.text)
                 probes.extend(found_probes)
                 used_as = f"{len(found_probes)} port probe(s) (curl)" if found_probes else ""
                 note = "" if found_probes else "curl output without a connect result"
-            elif part.kind == "log":
+            elif part.kind in ("log", "traceback"):
                 logs.append(part.text)
-                used_as = f"log tail, {part.text.count(chr(10)) + 1} lines"
+                signals = sorted({sig.id for ln in part.text.split(chr(10)) for sig in scan_line(ln)})
+                what = "a Python traceback" if part.kind == "traceback" else "log lines"
+                used_as = f"{what}, {part.text.count(chr(10)) + 1} lines" + (f" ({', '.join(signals)})" if signals else "")
             else:
-                note = "not a format triage reads"
+                numbered = list(enumerate(part.text.split(chr(10)), part.first_line))
+                found_prose = figures_in(numbered)
+                prose.extend(found_prose)
+                signal_lines.extend(numbered)
+                signals = sorted({sig.id for _, ln in numbered for sig in scan_line(ln)})
+                bits = [f"{len(found_prose)} figure(s) quoted in prose ({', '.join(sorted({f.kind for f in found_prose}))})"
+                        if found_prose else "", f"signal words ({', '.join(signals)})" if signals else ""]
+                used_as = "; ".join(b for b in bits if b)
+                note = "" if used_as else "not a format triage reads"
         except (ParseError, ValueError, KeyError, IndexError) as exc:
             note = f"could not parse: {exc}"
         done.append(replace(part, used=bool(used_as), used_as=used_as, note=note))
     return PasteEvidence(tuple(done), _snapshot(now, processes, system, gpus, logs, events, probes, done),
-                         tuple(stacks))
+                         tuple(stacks), tuple(signal_lines), tuple(prose))
 
 
 def _snapshot(now, processes, system, gpus, logs, events, probes, parts) -> Snapshot:

@@ -21,7 +21,25 @@ from .text_errors import ParseError
 
 PROCESS = re.compile(r"^Process (\d+): ?(.*)$")
 THREAD = re.compile(r'^Thread (0x[0-9a-fA-F]+|\d+) \(([\w+ ]+)\)(?::\s*"(.*)")?\s*$')
-_FRAME = re.compile(r"^\s{2,}(\S.*?)(?: \(([^()]*?)(?::(\d+))?\))?\s*$")
+_WHERE = re.compile(r"^([^()]*?)(?::(\d{1,9}))?$")
+
+
+def _frame_parts(line: str) -> tuple[str, str, str | None] | None:
+    """`    name (file.py:12)` → (name, file, "12"); split by hand, not by one regex, because a lazy name
+    before an optional `(where)` is quadratic on a long line (lines here can be 4 KiB of anything)."""
+    if not line.startswith(("  ", "\t")):
+        return None
+    body = line.strip()
+    if not body:
+        return None
+    if body.endswith(")"):
+        cut = body.rfind(" (")
+        if cut > 0:
+            m = _WHERE.match(body[cut + 2:-1])
+            if m:
+                return body[:cut], m.group(1), m.group(2)
+    return body, "", None
+
 _LOCAL = re.compile(r"^\s{6,}(\w+): (.*)$")
 
 
@@ -78,10 +96,10 @@ def parse_pyspy_text(text: str) -> tuple[ProcessStacks, ...]:
             frames[-1] = Frame(last.function, last.file, last.line, last.module, last.native,
                                {**last.locals, lm.group(1): lm.group(2)})
             continue
-        fm = _FRAME.match(line)
+        fm = _frame_parts(line)
         if fm and len(line) - len(line.lstrip()) <= 4:
             in_locals = False
-            function, where, number = fm.group(1), fm.group(2) or "", fm.group(3)
+            function, where, number = fm
             native = function.startswith("0x") or (bool(where) and number is None)
             frames.append(Frame(function=function, file=where, line=int(number) if number else 0, native=native))
     close_thread()

@@ -1,0 +1,163 @@
+"""Debugger stack dumps as pasted → ProcessStacks: gdb / cuda-gdb `thread apply all bt`, gdb `py-bt`, pystack.
+
+    Thread 2 (Thread 0x7f3a1bfff700 (LWP 4113) "python3"):
+    #0  0x00007f3a3c8c3ad3 in futex_wait_cancelable (...) at ../sysdeps/nptl/futex-internal.h:183
+    #1  __pthread_cond_wait_common (...) at pthread_cond_wait.c:508
+    #2  0x00007f3a1e2a in ncclProxyService(void*) () from /usr/lib/x86_64-linux-gnu/libnccl.so.2
+
+    Traceback (most recent call first):            <- gdb py-bt
+      File "/usr/lib/python3.10/threading.py", line 320, in wait
+        waiter.acquire()
+
+    Traceback for thread 4112 (python3) [Has the GIL] (most recent call last):     <- pystack
+        (Python) File "/srv/train.py", line 17, in <module>
+        (C) File "../sysdeps/nptl/futex-internal.h", line 57, in futex_wait (libc.so.6)
+
+Frames come out innermost first, as py-spy's do. Lines are split by hand (find/rfind), never by a regex with two
+unbounded parts, so a 4 KiB line costs linear time.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ..model.stacks import Frame, ProcessStacks, ThreadStack
+from .text_errors import ParseError
+
+GDB_THREAD = re.compile(r"^Thread (\d{1,6}) \((?:Thread 0x[0-9a-fA-F]{1,16} )?\(?LWP (\d{1,10})\)")
+GDB_FRAME = re.compile(r"^#\d{1,4}\s{1,4}(?:0x[0-9a-fA-F]{1,16} in )?[\w~:<>.@*&,\[\]$-]")
+PYSTACK_THREAD = re.compile(r"^Traceback for thread (\d{1,10}) \(([^()]{0,64})\)")
+PY_BT = "Traceback (most recent call first):"
+_PY_FILE = re.compile(r'^\s{0,12}(?:\((?:Python|C)\) )?File "([^"]{0,500})", line (\d{1,9}), in (\S{1,300})')
+
+
+def _gdb_frame(line: str) -> Optional[Frame]:
+    body = line.strip()
+    if not body.startswith("#"):
+        return None
+    space = body.find(" ")
+    if space < 0:
+        return None
+    body = body[space:].strip()
+    if body.startswith("0x"):
+        cut = body.find(" in ")
+        body = body[cut + 4:] if cut >= 0 else body
+    cut = body.find(" (")
+    function = body[:cut] if cut >= 0 else body.split(" ", 1)[0]
+    where, number, module = "", 0, ""
+    at = body.rfind(" at ")
+    frm = body.rfind(" from ")
+    if at > cut and at > frm:
+        loc = body[at + 4:].strip()
+        path, _, num = loc.rpartition(":")
+        where, number = (path, int(num)) if num.isdecimal() else (loc, 0)
+    elif frm >= 0:
+        module = body[frm + 6:].strip()
+        where = module
+    return Frame(function=function.strip() or "??", file=where, line=number, module=module, native=True)
+
+
+def _py_frame(line: str) -> Optional[Frame]:
+    m = _PY_FILE.match(line)
+    if not m:
+        return None
+    native = line.lstrip().startswith("(C)")  # pystack `(C) File "..", line 57, in futex_wait (libc.so.6)`
+    return Frame(function=m.group(3), file=m.group(1), line=int(m.group(2)), native=native)
+
+
+def parse_gdb(text: str) -> tuple[ProcessStacks, ...]:
+    """`thread apply all bt` (gdb, cuda-gdb) and `py-bt` blocks. A new process starts when thread numbers stop
+    descending (gdb prints the highest first) — several ranks' dumps pasted one after the other. The main
+    thread's LWP is the PID."""
+    procs: list[list[ThreadStack]] = []
+    current: Optional[dict] = None
+    frames: list[Frame] = []
+    last_number: Optional[int] = None
+    pybt = False
+
+    def close() -> None:
+        nonlocal current, frames
+        if current is not None and frames:
+            if not procs:
+                procs.append([])
+            procs[-1].append(ThreadStack(frames=tuple(frames), **current))
+        current, frames = None, []
+
+    for line in text.splitlines():
+        m = GDB_THREAD.match(line.strip())
+        if m:
+            close()
+            number, lwp = int(m.group(1)), int(m.group(2))
+            if last_number is None or number >= last_number:
+                procs.append([])
+            last_number = number
+            name = ""
+            q = line.find('"')
+            if q >= 0:
+                name = line[q + 1:line.find('"', q + 1)] if line.find('"', q + 1) > q else ""
+            current = {"pid": 0, "tid": lwp, "name": name or f"Thread {number}", "status": "unknown"}
+            pybt = False
+            continue
+        if line.strip() == PY_BT:
+            close()
+            if not procs:
+                procs.append([])
+            current = {"pid": 0, "tid": 0, "name": "py-bt", "status": "unknown"}
+            pybt = True
+            continue
+        if current is None:
+            if GDB_FRAME.match(line.strip()):  # a bare `bt` of one thread
+                procs.append([])
+                current = {"pid": 0, "tid": 0, "name": "bt", "status": "unknown"}
+            else:
+                continue
+        frame = _py_frame(line) if pybt else _gdb_frame(line)
+        if frame is not None:
+            frames.append(frame)
+    close()
+    out = []
+    for threads in procs:
+        if not threads:
+            continue
+        main = min(threads, key=lambda t: t.tid or 1 << 40)
+        pid = main.tid
+        out.append(ProcessStacks(pid=pid, name="", source="gdb",
+                                 threads=tuple(ThreadStack(pid=pid, tid=t.tid or pid, status=t.status, frames=t.frames,
+                                                           # the thread whose LWP is the PID is the main thread
+                                                           name="MainThread" if t is main else t.name)
+                                               for t in threads)))
+    if not out:
+        raise ParseError("no gdb `Thread N (... LWP N)` block or `#0 ...` frame found")
+    return tuple(out)
+
+
+def parse_pystack(text: str) -> tuple[ProcessStacks, ...]:
+    """pystack `Traceback for thread N (name) [...] (most recent call last):` blocks, one process."""
+    threads: list[ThreadStack] = []
+    tid: Optional[int] = None
+    name = ""
+    status = "unknown"
+    frames: list[Frame] = []
+
+    def close() -> None:
+        if tid is not None:
+            threads.append(ThreadStack(pid=0, tid=tid, name=name, status=status, frames=tuple(reversed(frames))))
+
+    for line in text.splitlines():
+        m = PYSTACK_THREAD.match(line.strip())
+        if m:
+            close()
+            tid, name, frames = int(m.group(1)), m.group(2), []
+            status = "gil" if "Has the GIL" in line else "idle" if "Waiting for the GIL" not in line else "unknown"
+            continue
+        frame = _py_frame(line) if tid is not None else None
+        if frame is not None:
+            frames.append(frame)
+    close()
+    if not threads:
+        raise ParseError("no pystack `Traceback for thread N` line found")
+    pid = min(t.tid for t in threads)
+    return (ProcessStacks(pid=pid, source="pystack",
+                          threads=tuple(ThreadStack(pid=pid, tid=t.tid, name=t.name, status=t.status, frames=t.frames)
+                                        for t in threads)),)

@@ -1,0 +1,60 @@
+"""Figures quoted in sentences: "GPU util 100 % at 19 W", "0 % CPU", "stuck for 30 minutes", "RSS 425 GB".
+
+Only where the unit and the subject are both in the sentence: a bare "100 %" says nothing. Each figure keeps
+the line it came from, so the diagnosis can quote it. Patterns are bounded (a line is at most 4 KiB).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+_NUM = r"(\d{1,6}(?:\.\d{1,3})?)"
+_GPU_UTIL = re.compile(r"\bGPU[- ]{0,2}(?:util(?:i[sz]ation)?|usage|load|utilisation)\b[^\d\n]{0,24}?" + _NUM + r"\s{0,2}%", re.I)
+_UTIL_GPU = re.compile(_NUM + r"\s{0,2}% (?:GPU[- ]?)?(?:util(?:i[sz]ation)?|usage)? ?(?:on|of|for)? ?(?:the |all |every |each )?"
+                       r"(?:\d{1,2} )?GPUs?\b", re.I)
+_WATTS = re.compile(r"\b" + _NUM + r"\s{0,2}W\b")
+_CPU_UTIL = re.compile(r"\bCPU(?: usage| util(?:i[sz]ation)?| load)?\b[^\d\n]{0,16}?" + _NUM + r"\s{0,2}%", re.I)
+_UTIL_CPU = re.compile(r"\b" + _NUM + r"\s{0,2}% ?(?:of )?CPU\b", re.I)
+_STUCK = re.compile(r"\b(?:stuck|hangs?|hanging|hung|frozen|freezes?|no progress|blocked|idle|silent|waits?|waiting)\b"
+                    r"[^\n.]{0,40}?\b(?:for|after|over|about|than)\s{1,3}(?:about |over |more than )?" + _NUM +
+                    r"\s{0,2}(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b", re.I)
+_RSS = re.compile(r"\b(RSS|resident memory|memory usage|RAM usage|host memory)\b[^\d\n]{0,24}?" + _NUM +
+                  r"\s{0,2}(GB|GiB|MB|MiB|TB|TiB|G|M)\b", re.I)
+_SCALE = {"s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1, "m": 60, "min": 60, "mins": 60, "minute": 60,
+          "minutes": 60, "h": 3600, "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600}
+_BYTES = {"gb": 10**9, "gib": 1 << 30, "g": 1 << 30, "mb": 10**6, "mib": 1 << 20, "m": 1 << 20, "tb": 10**12,
+          "tib": 1 << 40}
+
+
+@dataclass(frozen=True)
+class ProseFigure:
+    kind: str  # gpu-util | gpu-power | cpu-util | stuck-for | rss
+    value: float  # percent, watts, seconds or bytes
+    line_no: int
+    line: str
+
+
+def figures_in(lines: Iterable[tuple[int, str]]) -> list[ProseFigure]:
+    out: list[ProseFigure] = []
+    for no, line in lines:
+        if len(line) > 600:  # a sentence, not a data line
+            continue
+        quote = line.strip()
+        m = _GPU_UTIL.search(line) or _UTIL_GPU.search(line)
+        if m:
+            out.append(ProseFigure("gpu-util", float(m.group(1)), no, quote))
+            w = _WATTS.search(line)
+            if w:
+                out.append(ProseFigure("gpu-power", float(w.group(1)), no, quote))
+        m = _CPU_UTIL.search(line) or _UTIL_CPU.search(line)
+        if m:
+            out.append(ProseFigure("cpu-util", float(m.group(1)), no, quote))
+        m = _STUCK.search(line)
+        if m:
+            out.append(ProseFigure("stuck-for", float(m.group(1)) * _SCALE.get(m.group(2).lower(), 1), no, quote))
+        m = _RSS.search(line)
+        if m:
+            out.append(ProseFigure("rss", float(m.group(2)) * _BYTES.get(m.group(3).lower(), 1), no, quote))
+    return out

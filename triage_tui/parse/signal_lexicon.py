@@ -1,0 +1,112 @@
+"""The signal lexicon: log and prose patterns, what each is evidence for, and where it was learned. Data, not code.
+
+Each row is one pattern. Its observation id is what the rules in rules.py weigh; several rows may share an id
+(the same fact worded by different libraries). Adding a signal is adding one row here (and, for a new id, its
+rows in rules.py). `source` is the public thread the wording was read in, so a reader can check that real
+programs print it. The live engine reads the same rows for log tails (log_signals.LINE_SIGNALS); `triage
+diagnose` scans every piece of a paste with them.
+
+Patterns run on one line of at most paste_input.MAX_LINE characters and are written to be linear there: no
+two unbounded quantifiers next to each other, counts bounded ({1,9}), alternations of literals.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Signal:
+    id: str  # observation id
+    means: str  # what the line is evidence of, in words (the observation's text starts with it)
+    pattern: re.Pattern[str]
+    source: str  # the public thread (URL) the wording was learned from
+    generic: bool = False  # only when nothing more specific matched the line
+
+
+def _s(oid: str, means: str, pattern: str, source: str, generic: bool = False, flags: int = re.I) -> Signal:
+    return Signal(oid, means, re.compile(pattern, flags), source, generic)
+
+
+_DOC = "https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp"
+
+# Order matters only within one line: every specific row that matches counts; a generic row counts when no
+# specific one did.
+LEXICON: tuple[Signal, ...] = (
+    # --- NCCL / torch.distributed
+    _s("log-nccl-timeout", "NCCL watchdog timeout",
+       r"watchdog caught collective operation timeout|WorkNCCL\(SeqNum=\d{1,12}|ProcessGroupNCCL[^\n]{0,200}?time(?:d)? ?out"
+       r"|NCCL[^\n]{0,200}?timeout|Timeout at NCCL work",
+       "https://github.com/NVIDIA/Megatron-LM/issues/1207"),
+    _s("log-nccl-watchdog-stuck", "the NCCL watchdog itself was stuck (a CUDA/NCCL API call hangs)",
+       r"watchdog got stuck for \d{1,9} seconds|Heartbeat monitor timed out", "https://github.com/snowflakedb/ArcticTraining/issues/219"),
+    _s("log-nccl-error", "an NCCL error (transport, setup or a remote peer)",
+       r"NCCL WARN|ncclInternalError|ncclSystemError|ncclUnhandledCudaError|ncclRemoteError|ncclInvalidUsage"
+       r"|NCCL error in:|NCCL communicator was aborted", "https://github.com/NVIDIA/nccl/issues/1111"),
+    _s("log-barrier-timeout", "barrier / store timeout",
+       r"barrier[^\n]{0,120}?time(?:d)? ?out|timed out[^\n]{0,120}?barrier|monitoredBarrier|Socket Timeout|DistStoreError"
+       r"|wait timeout after \d{1,9}ms|Timed out after \d{1,9} seconds waiting for clients",
+       "https://github.com/pytorch/pytorch/issues/118369"),
+    _s("log-peer-closed", "a peer closed the connection (gloo / TCPStore / NCCL): the other side died",
+       r"Connection closed by peer|Connection reset by peer|ECONNRESET|Broken pipe", "https://github.com/pytorch/pytorch/issues/118369"),
+    _s("log-shm-broadcast", "\"no shared memory broadcast block\" warning (a hang OR a long compile)",
+       r"No available shared memory broadcast block found", "https://github.com/vllm-project/vllm/issues/5484"),
+    _s("log-rendezvous", "rendezvous wait",
+       r"TCPStore|rendezvous|init_process_group|Waiting for [^\n]{0,80}?(?:master|peers|rank)"
+       r"|connect[^\n]{0,80}?refused[^\n]{0,80}?(?:master|store)|RendezvousTimeoutError|client socket has timed out",
+       "https://github.com/pytorch/pytorch/issues/118369"),
+    # --- deaths
+    _s("log-worker-exited", "a worker exited",
+       r"exit(?:ed)? (?:with )?(?:exit )?(?:code|status)\s{0,4}[:=]?\s{0,4}-?\d{1,5}|exitcode\s{0,4}:\s{0,4}-?\d{1,5}"
+       r"|ChildFailedError|died with|terminated with signal|killed by signal|exited unexpectedly"
+       r"|Signal \d{1,2} \(SIG[A-Z]{2,6}\) received by PID|failed \(exitcode: -?\d{1,5}\)|worker[^\n]{0,60}?died",
+       "https://github.com/pytorch/pytorch/issues/118369"),
+    _s("log-cuda-oom", "CUDA out of memory", r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory",
+       "https://github.com/pytorch/pytorch/issues/118369"),
+    _s("log-killed", "a process was killed by SIGKILL",
+       r"\bKilled\b|SIGKILL|exitcode\s{0,4}:?\s{0,4}-9\b|signal 9\b|(?:code|status)\s{0,4}[:=]?\s{0,4}(?:137|-9)\b",
+       "https://github.com/pytorch/pytorch/issues/118369"),
+    _s("log-sigbus", "SIGBUS (a truncated mmap'd file, or /dev/shm full)",
+       r"SIGBUS|Bus error|exitcode\s{0,4}:\s{0,4}-7\b|signal 7\b", "https://github.com/pytorch/pytorch/issues/118369"),
+    _s("log-shm-full", "shared memory (/dev/shm) too small or full",
+       r"No space left on device[^\n]{0,80}?shm|/dev/shm[^\n]{0,80}?(?:full|No space)|insufficient shared memory"
+       r"|unable to write to file </torch_|shm_open|increase the shared memory",
+       "https://github.com/pytorch/pytorch/issues/118369"),
+    _s("log-segfault", "a segmentation fault", r"Segmentation fault|SIGSEGV|segfault at|Fatal Python error",
+       "https://github.com/pytorch/pytorch/issues/118369"),
+    _s("log-cuda-error", "a CUDA error (illegal access, device-side assert, launch failure)",
+       r"CUDA error: (?!out of memory)|illegal memory access|device-side assert|CUBLAS_STATUS_|cudaErrorLaunchFailure"
+       r"|unspecified launch failure", "https://github.com/pytorch/pytorch/issues/118369"),
+    # --- kernel lines inside a paste (dmesg / journalctl -k)
+    _s("log-xid", "an NVIDIA Xid error in the kernel log (GPU fault / fell off the bus)",
+       r"NVRM: Xid|fallen off the bus|GPU has fallen", "https://github.com/NVIDIA/nccl/issues/1111"),
+    _s("log-hung-task", "a hung-task warning: a task in D state over 120 s",
+       r"blocked for more than \d{1,6} seconds|hung_task_timeout_secs", "https://github.com/NVIDIA/nccl/issues/1111"),
+    # --- locks, compile, load
+    _s("log-file-lock", "waiting for a file lock (a lock file left by a killed run blocks every later one)",
+       r"Waiting for (?:a )?lock|FileBaton|Acquiring lock|\.lock\b[^\n]{0,60}?(?:wait|held|exists)",
+       "https://github.com/pytorch/pytorch/issues/118369"),
+    _s("log-compiling", "compiling (JIT / CUDA graphs / Triton)",
+       r"Capturing (?:cuda|CUDA) graph|torch\._dynamo|torch\._inductor|Compiling [^\n]{0,80}?(?:kernel|model|graph)"
+       r"|Building extension module|ninja: |Autotuning", "https://github.com/vllm-project/vllm/issues/5484"),
+    # --- generic last
+    _s("log-traceback", "a traceback", r"^Traceback \(most recent call last\)|^\w{0,60}(?:Error|Exception): ",
+       "https://github.com/pytorch/pytorch/issues/118369", generic=True, flags=0),
+    _s("log-timeout", "a timeout", r"time(?:d)? ?out", "https://github.com/pytorch/pytorch/issues/118369", generic=True),
+)
+
+IDS = tuple(dict.fromkeys(s.id for s in LEXICON))
+
+
+def scan_line(line: str) -> list[Signal]:
+    """The rows a line carries: every specific one, else the first generic one."""
+    text = line.strip()
+    hits = [s for s in LEXICON if s.pattern.search(text)]
+    specific = [s for s in hits if not s.generic]
+    return specific or hits[:1]
+
+
+def matches_any(line: str) -> bool:
+    text = line.strip()
+    return any(s.pattern.search(text) for s in LEXICON if not s.generic)
