@@ -1,0 +1,11 @@
+"""Writes one corpus case file (used while building the corpus; kept so the format has one writer)."""
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent / "cases"
+
+
+def case(name, title, source, cause, sure, established, evidence, project=""):
+    body = (f"# {title}\n\nsource: {source}\nproject: {project}\ncause: {cause}\nsure: {sure}\n"
+            f"established: {established}\n\n## Evidence (as posted; [...] marks a cut)\n\n{evidence.strip()}\n")
+    (HERE / f"{name}.md").write_text(body)
