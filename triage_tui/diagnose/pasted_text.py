@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Optional
@@ -33,7 +34,13 @@ from .stack_reading import classify, group_processes
 PASTE_OBSERVATIONS = (
     "prose-gpu-busy-low-power", "prose-gpu-busy", "prose-gpu-idle", "prose-cpu-idle", "prose-cpu-busy", "prose-stuck",
     "prose-rss", "oom-kill-elsewhere", "segfault-elsewhere", "stacks-one-in-collective", "stacks-one-waiting",
+    "log-several-ranks", "log-ranks-missing", "shm-nearly-full", "stacks-file-lock", "stacks-atexit-lock",
 )
+
+_RANK = re.compile(r"\[(?:Rank|rank) ?(\d{1,5})\]")
+_TIMEOUT_LINE = re.compile(r"Watchdog caught collective operation timeout|Timeout at NCCL work|timed out in blocking wait")
+_SHM_DF = re.compile(r"\s(\d{1,3})%\s{1,8}/dev/shm\s*$")
+_ATEXIT = re.compile(r"cxa_atexit|__new_exitfn|__internal_atexit|exit_funcs_lock")
 
 
 @dataclass(frozen=True)
@@ -159,11 +166,64 @@ def _one_look_stacks(capture: Optional[StackCapture], at: float) -> list[Observa
     return []
 
 
+def _ranks_and_shm(text: str, at: float) -> list[Observation]:
+    """Ranks named in the log lines (several ranks = a collective job; timeouts reported by some ranks only =
+    the others are elsewhere), and a `df` line showing /dev/shm nearly full."""
+    out: list[Observation] = []
+    seen: set[int] = set()
+    timed_out: set[int] = set()
+    shm: int | None = None
+    for line in text.split("\n"):
+        if "ank" in line:
+            ranks = {int(r) for r in _RANK.findall(line)}
+            seen |= ranks
+            if ranks and _TIMEOUT_LINE.search(line):
+                timed_out |= ranks
+        if "/dev/shm" in line:
+            m = _SHM_DF.search(line)
+            if m:
+                shm = int(m.group(1))
+    if len(seen) >= 2:
+        out.append(_obs("log-several-ranks", f"{len(seen)} ranks named in the log lines", "pasted text", at,
+                        ranks=len(seen)))
+    if len(timed_out) >= 2:
+        missing = sorted(set(range(max(timed_out) + 1)) - timed_out)
+        if missing and len(missing) < len(timed_out):
+            who = ", ".join(map(str, sorted(timed_out)))
+            out.append(_obs("log-ranks-missing", f"ranks {who} report the collective timeout; rank(s) "
+                            f"{', '.join(map(str, missing))} do not: they never reached it", "pasted text", at,
+                            missing=", ".join(map(str, missing))))
+    if shm is not None and shm >= 80:
+        out.append(_obs("shm-nearly-full", f"/dev/shm is {shm} % used (df)", "pasted text", at, shm_percent=shm))
+    return out
+
+
+def _frames_of_note(capture: Optional[StackCapture], at: float) -> list[Observation]:
+    """Frames that name a cause on their own: a lock-file wait (FileBaton), glibc's atexit lock (held across fork)."""
+    if capture is None:
+        return []
+    out: list[Observation] = []
+    for proc in capture.processes:
+        for t in proc.threads:
+            for f in t.frames:
+                where = f"{f.function} ({f.file or f.module})"
+                if f.file.endswith("file_baton.py") or "FileBaton" in f.function or "filelock" in f.file:
+                    if not any(o.id == "stacks-file-lock" for o in out):
+                        out.append(_obs("stacks-file-lock", f"PID {proc.pid} waits on a lock file: {where}", "stacks", at,
+                                        [proc.pid], frame=where))
+                elif _ATEXIT.search(f.function):
+                    if not any(o.id == "stacks-atexit-lock" for o in out):
+                        out.append(_obs("stacks-atexit-lock", f"PID {proc.pid} is inside glibc's atexit lock: {where} "
+                                        "(a lock a forked child can inherit held)", "stacks", at, [proc.pid], frame=where))
+    return out
+
+
 def diagnose_text(text: str, now: float = 0.0) -> PastedDiagnosis:
     evidence = evidence_from_paste(text, now)
     capture = capture_from(evidence.stacks, now)
     observations = observe([evidence.snapshot], capture, dataclasses.replace(Thresholds(), one_look=True))
     observations = _scoped(observations, evidence.snapshot, capture)
     present = {o.id for o in observations}
-    observations += _lexicon(evidence, present, now) + _prose(evidence.prose, now) + _one_look_stacks(capture, now)
+    observations += (_lexicon(evidence, present, now) + _prose(evidence.prose, now) + _one_look_stacks(capture, now)
+                     + _ranks_and_shm(text, now) + _frames_of_note(capture, now))
     return PastedDiagnosis(evidence.parts, Diagnosis(tuple(observations), evaluate(observations), ()), capture)

@@ -45,7 +45,8 @@ FINDING_CAP = 0.3  # a finding keeps its status (likely) but scores below any po
 
 CATALOGUE: tuple[Spec, ...] = (
     Spec("wait-for-missing-rank", "A wait for a rank that never arrived (the others sleep in a collective or IPC wait)",
-         needs="several-processes | stacks-several-ranks | stacks-odd-rank | wait-hub",
+         needs="several-processes | stacks-several-ranks | stacks-odd-rank | wait-hub | log-several-ranks"
+               " | log-nccl-timeout | stacks-one-in-collective",
          needs_text="fewer than 3 processes seen: no ranks to wait for",
          titles=(("stacks-odd-rank", "A wait for the missing rank: PID {pid} never reached the wait (it is in {frame})"),
                  ("wait-hub", "Everyone waits on {hub_name}, which waits on nothing of the tree ({hub_doing})")),
@@ -53,13 +54,15 @@ CATALOGUE: tuple[Spec, ...] = (
                       ("", "capture stacks of all {processes} processes at once, grouped, and look for the rank that "
                            "differs: S (or --auto-stacks)"))),
     Spec("collective-hang", "Every rank stuck inside the same collective (transport / NCCL, not app logic)",
-         needs="several-processes | stacks-several-ranks | stacks-same-collective",
+         needs="several-processes | stacks-several-ranks | stacks-same-collective | log-several-ranks | log-nccl-timeout"
+               " | log-nccl-error | stacks-one-in-collective | prose-gpu-busy-low-power",
          needs_text="fewer than 3 processes seen: no collective",
          next_checks=(("stacks-same-collective", "rerun with NCCL_DEBUG=INFO; check P2P/ACS/IOMMU (nvidia-smi topo -m); "
                        "try NCCL_P2P_DISABLE=1"),
                       ("", "capture stacks of all ranks: S — every rank in one collective means the transport"))),
     Spec("collective-mismatch", "Ranks in different collectives (one skipped or reordered a collective)",
-         needs="several-processes | stacks-several-ranks | stacks-different-collectives",
+         needs="several-processes | stacks-several-ranks | stacks-different-collectives | log-several-ranks"
+               " | log-nccl-timeout",
          needs_text="fewer than 3 processes seen: no collective",
          next_checks=(("", "capture stacks of all ranks (S) and compare the collective each is in; does it hang at the "
                            "same step every run?"),)),
@@ -101,6 +104,20 @@ CATALOGUE: tuple[Spec, ...] = (
          next_checks=(("", "uptime; top; the cgroup's cpu.max: who takes the CPU?"),)),
     Spec("healthy", "Healthy (answering and making progress)",
          next_checks=(("", "send a real request and time it: curl -sS -m 10 http://HOST:PORT/..."),)),
+    # causes the pasted-text corpus (tests/corpus) showed and the vocabulary lacked
+    Spec("shm-exhausted", "Shared memory (/dev/shm) too small or full: workers die of SIGBUS or wait forever",
+         next_checks=(("", "df -h /dev/shm; in docker run with --shm-size=8g or --ipc=host; fewer DataLoader workers"),)),
+    Spec("stale-file-lock", "Waiting on a lock file a killed run left behind (torch_extensions, a cache lock)",
+         next_checks=(("", "find the lock: ls -la ~/.cache/torch_extensions/*/*/lock (its age); no build running? "
+                           "remove it"),)),
+    Spec("fork-inherited-lock", "A lock inherited across fork: the child waits on a lock its parent's thread held",
+         next_checks=(("", "py-spy dump --native the stuck child; start workers with spawn "
+                           "(multiprocessing_context='spawn')"),)),
+    Spec("event-never-fires", "Waiting for a result that never comes (a queue, future or event nobody will complete)",
+         next_checks=(("", "who should produce it? dump the producer's stacks (a worker, a thread) — is it alive?"),)),
+    Spec("gpu-lost", "A GPU failed or fell off the bus (Xid, NVML cannot reach it)",
+         next_checks=(("", "dmesg -T | grep -i -E 'xid|fallen off'; nvidia-smi -q; the node needs the GPU reset or "
+                           "drained"),)),
     Spec("rss-illusion", "RSS overstates memory: the pages are shared (the RSS illusion)", kind="finding",
          needs="rss-illusion", needs_text="RSS and PSS agree (or PSS not read yet)",
          next_checks=(("", "read PSS/USS (smaps_rollup) instead of summing RSS; compare with free's used/available"),)),
@@ -248,6 +265,46 @@ ROWS: tuple[Row, ...] = (
     Row("healthy", "stacks-lock-wait", -0.3),
     Row("healthy", "d-state-faults", -0.3),
     Row("healthy", "busy-process & !port-accepting", -0.1),
+    # pasted-text signals (parse/signal_lexicon.py and diagnose/pasted_text.py), written from the corpus's written
+    # half; each weight says how much one line of that kind moves the cause
+    Row("wait-for-missing-rank", "log-ranks-missing", 0.4, "the ranks that did not report are the late ones"),
+    Row("wait-for-missing-rank", "log-nccl-timeout", 0.15, "a watchdog timeout most often waits for a rank elsewhere"),
+    Row("wait-for-missing-rank", "stacks-one-in-collective", 0.15),
+    Row("collective-hang", "log-ranks-missing", -0.2, "not every rank is in it"),
+    Row("collective-hang", "log-nccl-error", 0.35, "an NCCL transport or setup error"),
+    Row("collective-hang", "prose-gpu-busy-low-power", 0.35, "NCCL kernels spin: 100 % busy, no power drawn"),
+    Row("collective-hang", "prose-gpu-busy", 0.1),
+    Row("collective-hang", "stacks-one-in-collective", 0.15),
+    Row("gpu-hang", "prose-gpu-busy-low-power", 0.2),
+    Row("gpu-hang", "log-nccl-watchdog-stuck", 0.3, "a CUDA call hangs under the watchdog"),
+    Row("gpu-hang", "log-xid", 0.1),
+    Row("gpu-lost", "log-xid", 0.7),
+    Row("crashed-worker", "log-segfault", 0.4),
+    Row("crashed-worker", "log-peer-closed", 0.3, "the peer went away"),
+    Row("crashed-worker", "log-worker-abrupt", 0.3),
+    Row("crashed-worker", "log-nccl-error", 0.1),
+    Row("crashed-worker", "log-shm-full | shm-nearly-full", -0.3, "the worker died of a full /dev/shm"),
+    Row("oom", "log-worker-abrupt", 0.35, "a worker that dies without an exception is usually SIGKILLed"),
+    Row("oom", "log-sigbus & !log-killed", -0.2, "SIGBUS is not the OOM killer"),
+    Row("shm-exhausted", "log-shm-full", 0.6),
+    Row("shm-exhausted", "log-sigbus", 0.4, "in a worker, SIGBUS is most often /dev/shm"),
+    Row("crashed-worker", "log-sigbus", -0.2, "a SIGBUS names its cause: /dev/shm or a truncated file"),
+    Row("crashed-worker", "log-killed", -0.2, "a SIGKILL is usually the OOM killer: the death has a cause"),
+    Row("oom", "log-killed & log-worker-exited", 0.2, "a worker killed by SIGKILL"),
+    Row("oom", "log-oom-words", 0.25),
+    Row("shm-exhausted", "shm-nearly-full", 0.5),
+    Row("shm-exhausted", "log-sigbus & log-worker-exited", 0.1),
+    Row("stale-file-lock", "log-file-lock", 0.65),
+    Row("stale-file-lock", "stacks-file-lock", 0.6),
+    Row("compiling", "log-compiling", 0.35),
+    Row("compiling", "stacks-file-lock", -0.3, "FileBaton.wait sleeps on a lock file: no compile runs"),
+    Row("still-loading", "log-loading", 0.3),
+    Row("io-blocked", "log-hung-task", 0.5),
+    Row("fork-inherited-lock", "stacks-atexit-lock", 0.6),
+    Row("event-never-fires", "stacks-one-waiting & !stacks-lock-wait", 0.35, "the thread waits for a result"),
+    Row("busy-loop", "prose-cpu-busy", 0.3),
+    Row("compiling", "prose-cpu-busy", 0.05),
+    Row("deadlock", "prose-cpu-idle", 0.05),
     # rss-illusion (finding)
     Row("rss-illusion", "rss-illusion", 0.8),
 )
