@@ -68,12 +68,13 @@ def read_cases(directory: Path) -> list[Case]:
 
 
 def ranked_causes(text: str) -> list[str]:
-    """The live rules over a paste: hypothesis ids, best first, findings left out (a finding is not a cause)."""
+    """The live rules over a paste: hypothesis ids, best first. Only causes with evidence for them count (score
+    above 0, not ruled out): a hypothesis listed at 0 only because the catalogue has an order is no answer."""
     from ..diagnose.pasted_text import diagnose_text  # noqa: PLC0415 - keeps this module cheap to import
     from .rules import CATALOGUE
 
     causes = {s.id for s in CATALOGUE if s.kind == "cause"}
-    return [h.id for h in diagnose_text(text).diagnosis.hypotheses if h.id in causes and h.status != "ruled out"]
+    return [h.id for h in diagnose_text(text).diagnosis.hypotheses if h.id in causes and h.status != "ruled out" and h.score > 0]
 
 
 def score_cases(cases: Sequence[Case], diagnose: Callable[[str], list[str]] = ranked_causes) -> CorpusScore:
