@@ -46,3 +46,23 @@ def test_the_written_half_does_not_drop(capsys) -> None:
     assert w.top1 >= want["top1"] and w.top3 >= want["top3"], w.misses
 
 
+
+
+def test_triage_diagnose_exits_0_with_a_used_piece_on_every_case_file(tmp_path: Path) -> None:
+    """The command's own run() on each whole file (header included), in one child process; and the real
+    command line on one file, with the JSON it prints."""
+    import os
+    import subprocess
+    import sys
+
+    paths = sorted(CASES.glob("*.md"))
+    child = subprocess.run([sys.executable, str(ROOT / "tests" / "fuzz" / "diagnose_child.py")], cwd=ROOT,
+                           env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=600,
+                           input="".join(f"{p} md\n" for p in paths))
+    replies = child.stdout.splitlines()
+    assert len(replies) == len(paths), child.stderr[-2000:]
+    bad = [(p.stem, r) for p, r in zip(paths, replies) if r != "ok 0"]
+    assert not bad, bad
+    out = subprocess.run([sys.executable, "-m", "triage_tui", "diagnose", "--format", "json", str(paths[0])], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and any(p["used"] for p in json.loads(out.stdout)["parts"])

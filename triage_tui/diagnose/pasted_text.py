@@ -34,7 +34,7 @@ from .stack_reading import classify, group_processes
 PASTE_OBSERVATIONS = (
     "prose-gpu-busy-low-power", "prose-gpu-busy", "prose-gpu-idle", "prose-cpu-idle", "prose-cpu-busy", "prose-stuck",
     "prose-rss", "oom-kill-elsewhere", "segfault-elsewhere", "stacks-one-in-collective", "stacks-one-waiting",
-    "log-several-ranks", "log-ranks-missing", "shm-nearly-full", "stacks-file-lock", "stacks-atexit-lock",
+    "stacks-one-lock", "log-several-ranks", "log-ranks-missing", "shm-nearly-full", "stacks-file-lock", "stacks-atexit-lock",
 )
 
 _RANK = re.compile(r"\[(?:Rank|rank) ?(\d{1,5})\]")
@@ -159,6 +159,9 @@ def _one_look_stacks(capture: Optional[StackCapture], at: float) -> list[Observa
     main = named[0] if named else proc.threads[0]
     if main.wait_kind == "collective":
         return [_obs("stacks-one-in-collective", f"the one dumped process (PID {proc.pid}) waits in a collective: "
+                     f"{main.wait_frame}", "stacks", at, [proc.pid], frame=main.wait_frame)]
+    if main.wait_kind == "lock":
+        return [_obs("stacks-one-lock", f"the one dumped process (PID {proc.pid}) waits to acquire a lock: "
                      f"{main.wait_frame}", "stacks", at, [proc.pid], frame=main.wait_frame)]
     if main.wait_kind in ("condition", "queue", "socket", "sleep"):
         return [_obs("stacks-one-waiting", f"the one dumped process (PID {proc.pid}) waits ({main.wait_kind}): "

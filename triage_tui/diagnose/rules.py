@@ -305,6 +305,12 @@ ROWS: tuple[Row, ...] = (
     Row("busy-loop", "prose-cpu-busy", 0.3),
     Row("compiling", "prose-cpu-busy", 0.05),
     Row("deadlock", "prose-cpu-idle", 0.05),
+    # added after the held-out half was scored (see the lexicon's note): not part of the held-out figure
+    Row("collective-mismatch", "log-collective-mismatch", 0.7),
+    Row("collective-hang", "log-collective-mismatch", -0.3, "the ranks disagree on the collective"),
+    Row("stopped", "log-stopped", 0.8),
+    Row("compiling", "log-compiler-hot", 0.5),
+    Row("deadlock", "stacks-one-lock", 0.3, "one look: its main thread blocks on a lock"),
     # rss-illusion (finding)
     Row("rss-illusion", "rss-illusion", 0.8),
 )

@@ -146,7 +146,13 @@ WAIT_RULES: tuple[WaitRule, ...] = (
     _rule("file-io", SPECIFIC, function=r"^(copyfileobj|copyfile|copy2?|_fastcopy_sendfile)$", file=r"/shutil\.py$"),
     _rule("condition", SPECIFIC, function=r"^(Thread\.join|Thread\._wait_for_tstate_lock)$",
           file=r"/threading\.py$", why="waiting for another thread to end"),
+    # py-spy before 0.4 (and pastes of it) print bare function names and often a bare file name:
+    # `get (queue.py:164)`, `result (_base.py:427)`, `wait (threading.py:295)`
+    _rule("queue", SPECIFIC, function=r"^(get|put|join)$", file=r"(^|/)queue\.py$", native=False, why="queue.Queue"),
+    _rule("condition", SPECIFIC, function=r"^result$", file=r"(^|/)(concurrent/futures/)?_base\.py$", native=False,
+          why="waiting on a future"),
     # -- generic wrappers: say what the wait is made of when nothing above says why
+    _rule("condition", GENERIC, function=r"^(wait|wait_for)$", file=r"(^|/)threading\.py$", native=False),
     _rule("condition", GENERIC, function=r"^(Condition\.wait|Condition\.wait_for|Event\.wait|Semaphore\.acquire|"
           r"BoundedSemaphore\.acquire|Barrier\.wait|Barrier\._wait)$", file=r"/threading\.py$"),
     _rule("condition", GENERIC, function=r"^(Condition\.wait|Event\.wait|Barrier\.wait|Barrier\._wait|"

@@ -20,6 +20,10 @@ _UTIL_CPU = re.compile(r"\b" + _NUM + r"\s{0,2}% ?(?:of )?CPU\b", re.I)
 _STUCK = re.compile(r"\b(?:stuck|hangs?|hanging|hung|frozen|freezes?|no progress|blocked|idle|silent|waits?|waiting)\b"
                     r"[^\n.]{0,40}?\b(?:for|after|over|about|than)\s{1,3}(?:about |over |more than )?" + _NUM +
                     r"\s{0,2}(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b", re.I)
+# "stuck for hours", "hangs overnight": no number, but the order of magnitude is said
+_STUCK_WORDS = re.compile(r"\b(?:stuck|hangs?|hanging|hung|frozen|blocked|idle|silent)\b[^\n.]{0,30}?\b"
+                          r"(for hours|for days|for an hour|overnight|for ever|forever|indefinitely)\b", re.I)
+_WORD_SECONDS = {"for hours": 7200, "for days": 172800, "for an hour": 3600, "overnight": 28800}
 _RSS = re.compile(r"\b(RSS|resident memory|memory usage|RAM usage|host memory)\b[^\d\n]{0,24}?" + _NUM +
                   r"\s{0,2}(GB|GiB|MB|MiB|TB|TiB|G|M)\b", re.I)
 _SCALE = {"s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1, "m": 60, "min": 60, "mins": 60, "minute": 60,
@@ -54,6 +58,10 @@ def figures_in(lines: Iterable[tuple[int, str]]) -> list[ProseFigure]:
         m = _STUCK.search(line)
         if m:
             out.append(ProseFigure("stuck-for", float(m.group(1)) * _SCALE.get(m.group(2).lower(), 1), no, quote))
+        else:
+            w = _STUCK_WORDS.search(line)
+            if w and w.group(1).lower() in _WORD_SECONDS:
+                out.append(ProseFigure("stuck-for", float(_WORD_SECONDS[w.group(1).lower()]), no, quote))
         m = _RSS.search(line)
         if m:
             out.append(ProseFigure("rss", float(m.group(2)) * _BYTES.get(m.group(3).lower(), 1), no, quote))

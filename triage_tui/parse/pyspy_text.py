@@ -20,7 +20,8 @@ from ..model.stacks import Frame, ProcessStacks, ThreadStack
 from .text_errors import ParseError
 
 PROCESS = re.compile(r"^Process (\d+): ?(.*)$")
-THREAD = re.compile(r'^Thread (0x[0-9a-fA-F]+|\d+) \(([\w+ ]+)\)(?::\s*"(.*)")?\s*$')
+# the thread id is sometimes left out of a paste ("Thread (idle): "MainThread""): such threads get 1, 2, ...
+THREAD = re.compile(r'^Thread(?: (0x[0-9a-fA-F]{1,16}|\d{1,10}))? \(([\w+ ]{1,40})\)(?::\s{0,4}"([^"]{0,200})")?\s*$')
 _WHERE = re.compile(r"^([^()]*?)(?::(\d{1,9}))?$")
 
 
@@ -58,6 +59,7 @@ def parse_pyspy_text(text: str) -> tuple[ProcessStacks, ...]:
     thread: dict | None = None
     frames: list[Frame] = []
     in_locals = False
+    anonymous = 0
 
     def close_thread() -> None:
         nonlocal thread, frames
@@ -78,8 +80,9 @@ def parse_pyspy_text(text: str) -> tuple[ProcessStacks, ...]:
         m = THREAD.match(line)
         if m:
             close_thread()
-            tid_text = m.group(1)
-            tid = int(tid_text, 16) if tid_text.lower().startswith("0x") else int(tid_text)
+            tid_text = m.group(1) or ""
+            anonymous += 1
+            tid = int(tid_text, 16) if tid_text.lower().startswith("0x") else int(tid_text) if tid_text else anonymous
             pid = procs[-1][0] if procs else 0
             thread = {"pid": pid, "tid": tid, "name": m.group(3) or "", "status": _status(m.group(2))}
             in_locals = False
