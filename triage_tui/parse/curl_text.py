@@ -10,7 +10,8 @@ _REFUSED = re.compile(r"(?:connect to|Failed to connect to) (\S+?) port (\d+).*?
 _TIMEOUT = re.compile(r"(?:Failed to connect to|connect to) (\S+?) port (\d+).*?(timed out|Timeout)", re.I)
 _CONNECTED = re.compile(r"Connected to (\S+) (?:\((\S+)\) )?port (\d+)", re.I)
 _HTTP = re.compile(r"^<?\s*HTTP/[\d.]+ (\d{3})")
-CURL_LINE = re.compile(r"^\s*(\*|<|>|curl: \(\d+\))|^\s*HTTP/[\d.]+ \d{3}")
+# `* `, `< `, `> ` with the space curl -v prints: `<NO OTHER FAILURES>` (torchrun) is not curl output
+CURL_LINE = re.compile(r"^\s*([*<>] |curl: \(\d+\))|^\s*HTTP/[\d.]+ \d{3}")
 
 
 def parse_curl(text: str) -> list[PortProbe]:

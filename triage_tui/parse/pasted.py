@@ -31,6 +31,7 @@ from .signal_lexicon import matches_any, scan_line
 from ..model.unavailable import Unavailable, is_known
 from . import curl_text, dmesg, faulthandler, free, gdb_text, log_text, nvidia_smi_basic, proc_status, ps, pyspy_text
 from .prose_figures import ProseFigure, figures_in
+from .torchrun_summary import failures
 from .text_errors import ParseError
 
 _PROMPT = re.compile(r"^\s*+(?:[\w.-]{1,64}@[\w.-]{1,64}[^\s$#]{0,200}\s{0,4})?[$#] (\S.*)$")
@@ -171,6 +172,20 @@ def _other_start(lines: list[str], line: str) -> bool:
     return found is not None and found[0] != "log"
 
 
+_COMMANDS = frozenset({"ps", "free", "top", "htop", "dmesg", "journalctl", "nvidia-smi", "cat", "py-spy", "pystack",
+                       "gdb", "curl", "ss", "netstat", "vmstat", "df", "du", "ls", "grep", "tail", "kill", "strace",
+                       "python", "python3", "torchrun", "docker", "kubectl", "uptime", "lsof", "sudo", "env"})
+
+
+def _is_heading(line: str) -> bool:
+    """`# Title` is a Markdown heading unless its first word is a command a root prompt would run."""
+    s = line.lstrip()
+    if not s.startswith("#") or s.startswith("#!"):
+        return False
+    words = s.lstrip("#").split()
+    return bool(words) and words[0] not in _COMMANDS and not words[0].startswith(("./", "/"))
+
+
 def unwrap(line: str) -> str:
     """The line without what a Markdown quote or a chat client put before it."""
     if line[:1] in (">", " ") and _QUOTE.match(line):
@@ -203,6 +218,8 @@ def split_paste(text: str) -> list[PastePart]:
             i += 1
             continue
         m = _PROMPT.match(line)
+        if m and _is_heading(line):
+            m = None
         if m:
             flush()
             parts.append(PastePart("command", i + 1, i + 1, m.group(1).strip()))
@@ -314,6 +331,9 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
                 logs.append(part.text)
                 signals = sorted({sig.id for ln in part.text.split(chr(10)) for sig in scan_line(ln)})
                 what = "a Python traceback" if part.kind == "traceback" else "log lines"
+                died = failures(part.text)
+                if died:
+                    what = "a torchrun failure summary (" + "; ".join(f.text() for f in died[:3]) + ")"
                 used_as = f"{what}, {part.text.count(chr(10)) + 1} lines" + (f" ({', '.join(signals)})" if signals else "")
             else:
                 numbered = list(enumerate(part.text.split(chr(10)), part.first_line))
