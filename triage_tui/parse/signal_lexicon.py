@@ -98,7 +98,7 @@ LEXICON: tuple[Signal, ...] = (
        r"|Building extension module|ninja: |Autotuning|_tuned_[a-z]{1,20}_", "https://github.com/vllm-project/vllm/pull/11349"),
     _s("log-loading", "loading weights", r"Loading (?:safetensors )?checkpoint shards|Loading (?:model )?weights",
        "https://github.com/vllm-project/vllm/issues/25848"),
-    # --- rows added after the held-out half was scored (rules frozen at dae9990); their sources are cases of
+    # --- rows added after the held-out half was scored (rules frozen at dae9990 = 04fe7f7); their sources are cases of
     # that half, so the corpus score after them is not a held-out score any more (README says which is which)
     _s("log-collective-mismatch", "ranks issued different collectives (TORCH_DISTRIBUTED_DEBUG / flight recorder)",
        r"Detected mismatch between collectives|Mismatched collective|inconsistent collective|SIZE_OR_SYNTAX_MISMATCH"
