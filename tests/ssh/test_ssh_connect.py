@@ -99,11 +99,14 @@ def test_passphrase_key_fails_fast_without_a_terminal(node: Node) -> None:
     """A non-interactive run (stdin not a TTY) with an encrypted key gets one error line, never a prompt."""
     locked = node.env.directory / "locked"
     _keygen(locked, passphrase="sekrit")
+    # the locked key is the only one (a -i key would be tried before the config's, as ssh does, and
+    # the config's good key would then log in)
+    node.env.write_config(host_block("node", node.server, locked))
     code = (
         "import argparse, sys\n"
         "from triage_tui.host.select import host_from_args\n"
         "from triage_tui.host.base import TargetError\n"
-        f"args = argparse.Namespace(ssh='node', identity={str(locked)!r}, ssh_config={str(node.env.config)!r},\n"
+        f"args = argparse.Namespace(ssh='node', identity=None, ssh_config={str(node.env.config)!r},\n"
         f"    known_hosts={str(node.env.known_hosts)!r}, accept_new_host_key=False, agentless=False)\n"
         "try:\n"
         "    host_from_args(args).resolve(['1'])\n"

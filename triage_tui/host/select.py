@@ -20,10 +20,10 @@ def host_from_args(args: argparse.Namespace) -> Host:
     if not destination:
         return local_host()
     from .ssh import SshHost
-    from .ssh_connect import SshOptions, load_config, split_destination
+    from .ssh_connect import SshOptions, check_config_file, split_destination
 
     split_destination(destination)  # a malformed destination fails here, before any connection
-    load_config(getattr(args, "ssh_config", None))
+    check_config_file(getattr(args, "ssh_config", None))
     options = SshOptions(
         destination=destination,
         identity=getattr(args, "identity", None),

@@ -1,8 +1,10 @@
-"""Opening an SSH connection the way `ssh` would: ~/.ssh/config, ProxyJump hops, known_hosts, keys.
+"""Opening an SSH connection the way `ssh` would: ssh_config as OpenSSH reads it, jumps, known_hosts, keys.
 
-Replaces `ssh [-i KEY] [-F CONFIG] [-J JUMP] [USER@]HOST[:PORT]`. paramiko does the protocol; this module
-decides what to connect to (config lookup), how to trust it (known_hosts: unknown refused unless
-accept-new, changed ALWAYS refused) and how to authenticate without ever prompting a non-interactive run.
+Replaces `ssh [-i KEY] [-F CONFIG] [USER@]HOST[:PORT]`. paramiko does the protocol; ssh_config decides
+what to connect to (`ssh -G` where an ssh client exists); this module decides how to trust it (known_hosts,
+user and global: unknown refused unless accept-new, changed or of another type ALWAYS refused, on every
+hop and through ProxyCommand alike) and authenticates as ssh does: every IdentityFile in order (with its
+certificate), then ssh-agent's keys, asking for a passphrase only on a terminal.
 """
 
 from __future__ import annotations
@@ -11,19 +13,22 @@ import base64
 import getpass
 import hashlib
 import os
+import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 import paramiko
 
-from .base import TargetError
+from .ssh_config import ConfigError, Endpoint, SshError, check_config_file, load_config, resolve, resolve_endpoint
+from .ssh_config import split_destination as split_destination
+
+__all__ = ["ConfigError", "Connection", "Endpoint", "SshError", "SshOptions", "check_config_file", "connect",
+           "fingerprint", "load_config", "resolve_endpoint", "split_destination"]
 
 CONNECT_TIMEOUT_S = 10.0
-
-
-class SshError(TargetError):
-    """A connection problem the user can act on: one line, no traceback."""
+DEFAULT_KEEPALIVE_S = 15
 
 
 @dataclass(frozen=True)
@@ -33,82 +38,10 @@ class SshOptions:
     destination: str
     identity: Optional[str] = None
     config_file: Optional[str] = None
-    known_hosts: Optional[str] = None  # default ~/.ssh/known_hosts
+    known_hosts: Optional[str] = None  # overrides UserKnownHostsFile (tests; default: what the config says)
     accept_new_host_key: bool = False
     timeout_s: float = CONNECT_TIMEOUT_S
     interactive: Optional[bool] = None  # None: stdin is a TTY
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """One machine to connect to after ~/.ssh/config was applied."""
-
-    alias: str
-    hostname: str
-    port: int = 22
-    user: str = ""
-    identity_files: tuple[str, ...] = ()
-    jumps: tuple[str, ...] = field(default=())  # ProxyJump hops, outermost first
-    known_hosts: str = ""  # UserKnownHostsFile from the config (first one), "" when unset
-
-
-def split_destination(text: str) -> tuple[Optional[str], str, Optional[int]]:
-    """`[USER@]HOST[:PORT]` → (user, host, port). IPv6 literals go in brackets: `[::1]:2222`."""
-    if not text or any(c.isspace() for c in text):
-        raise SshError(f"not an ssh destination: {text!r} (expected [USER@]HOST[:PORT])")
-    user: Optional[str] = None
-    if "@" in text:
-        user, _, text = text.rpartition("@")
-    port: Optional[int] = None
-    if text.startswith("["):
-        host, _, rest = text[1:].partition("]")
-        if rest.startswith(":"):
-            port = _port(rest[1:], text)
-    elif text.count(":") == 1:
-        host, _, p = text.partition(":")
-        port = _port(p, text)
-    else:
-        host = text
-    if not host or host.startswith("-"):
-        raise SshError(f"not an ssh destination: {text!r} (expected [USER@]HOST[:PORT])")
-    return user or None, host, port
-
-
-def _port(text: str, whole: str) -> int:
-    if not text.isdecimal() or not 0 < int(text) < 65536:
-        raise SshError(f"bad port in ssh destination {whole!r}")
-    return int(text)
-
-
-def load_config(path: Optional[str]) -> paramiko.SSHConfig:
-    """The ssh config to honour: --ssh-config FILE, else ~/.ssh/config when it exists, else empty."""
-    chosen = path or os.path.expanduser("~/.ssh/config")
-    if path and not os.path.isfile(path):
-        raise SshError(f"ssh config file not found: {path}")
-    if not os.path.isfile(chosen):
-        return paramiko.SSHConfig()
-    try:
-        return paramiko.SSHConfig.from_path(chosen)
-    except (OSError, ValueError, paramiko.ConfigParseError) as exc:
-        raise SshError(f"cannot read ssh config {chosen}: {exc}") from None
-
-
-def resolve_endpoint(destination: str, config: paramiko.SSHConfig, identity: Optional[str] = None) -> Endpoint:
-    """Apply the config's Host block for `destination` (alias → HostName, User, Port, IdentityFile, ProxyJump)."""
-    user, host, port = split_destination(destination)
-    entry = config.lookup(host)
-    jumps_text = entry.get("proxyjump", "")
-    jumps = tuple(j.strip() for j in jumps_text.split(",") if j.strip()) if jumps_text.lower() != "none" else ()
-    identities = [os.path.expanduser(identity)] if identity else [os.path.expanduser(p) for p in entry.get("identityfile", [])]
-    return Endpoint(
-        alias=host,
-        hostname=entry.get("hostname", host),
-        port=port or int(entry.get("port", 22)),
-        user=user or entry.get("user") or getpass.getuser(),
-        identity_files=tuple(identities),
-        jumps=jumps,
-        known_hosts=os.path.expanduser((entry.get("userknownhostsfile") or "").split()[0]) if entry.get("userknownhostsfile") else "",
-    )
 
 
 def fingerprint(key: paramiko.PKey) -> str:
@@ -122,17 +55,25 @@ def known_hosts_name(hostname: str, port: int) -> str:
 
 
 class _KnownHostsPolicy(paramiko.MissingHostKeyPolicy):
-    """Unknown host: refuse with the fingerprint and how to accept it, or record it (accept-new).
+    """No key of this type known for the host: refuse with the fingerprint, or record it (accept-new).
 
-    A CHANGED key never reaches this policy: paramiko raises BadHostKeyException for it before
-    asking, whatever the policy is; connect() turns that into a loud refusal.
+    A CHANGED key of the same type never reaches this policy (paramiko raises BadHostKeyException before
+    asking). A host known with a key of ANOTHER type does reach it: that is refused too, as OpenSSH does.
     """
 
-    def __init__(self, accept_new: bool, known_hosts: str) -> None:
+    def __init__(self, accept_new: bool, known_hosts: str, system: paramiko.HostKeys) -> None:
         self.accept_new = accept_new
         self.known_hosts = known_hosts
+        self.system = system
 
     def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
+        known = {**(client.get_host_keys().lookup(hostname) or {}), **(self.system.lookup(hostname) or {})}
+        if known:
+            types = ", ".join(sorted(known))
+            raise SshError(
+                f"HOST KEY FOR {hostname} HAS CHANGED: known_hosts has {types}, the server offers "
+                f"{key.get_name()} {fingerprint(key)}. Refusing to connect (possible man-in-the-middle)."
+            )
         if not self.accept_new:
             raise SshError(
                 f"unknown host key for {hostname}: {key.get_name()} {fingerprint(key)}; "
@@ -147,8 +88,15 @@ class _KnownHostsPolicy(paramiko.MissingHostKeyPolicy):
             f.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
 
 
-def _load_key(path: str, interactive: bool) -> paramiko.PKey:
-    """Load a private key; an encrypted one asks for its passphrase only on a terminal, never otherwise."""
+class _NeedsPassphrase(SshError):
+    pass
+
+
+def _load_key(path: str, interactive: bool, ask: Callable[[str], str] = getpass.getpass) -> paramiko.PKey:
+    """Load a private key; an encrypted one asks for its passphrase only on a terminal, never otherwise.
+
+    The passphrase goes positionally and as bytes: paramiko 3/4 name the argument `passphrase`, 5 renamed it
+    `password`, and both hand it to cryptography, which wants bytes."""
     try:
         return paramiko.PKey.from_path(path)
     except (paramiko.PasswordRequiredException, TypeError) as exc:
@@ -157,13 +105,13 @@ def _load_key(path: str, interactive: bool) -> paramiko.PKey:
         if isinstance(exc, TypeError) and "password" not in str(exc).lower():
             raise SshError(f"cannot read key {path}: {exc}") from None
         if not interactive:
-            raise SshError(
+            raise _NeedsPassphrase(
                 f"key {path} needs a passphrase and stdin is not a terminal; load it into ssh-agent (ssh-add) "
                 "or run triage from a terminal"
             ) from None
-        passphrase = getpass.getpass(f"Passphrase for {path}: ")
+        passphrase = ask(f"Enter passphrase for key '{path}': ")
         try:
-            return paramiko.PKey.from_path(path, passphrase=passphrase)
+            return paramiko.PKey.from_path(path, passphrase.encode())
         except (paramiko.SSHException, ValueError, TypeError) as exc:
             raise SshError(f"cannot unlock key {path}: {exc}") from None
     except FileNotFoundError:
@@ -172,16 +120,13 @@ def _load_key(path: str, interactive: bool) -> paramiko.PKey:
         raise SshError(f"cannot read key {path}: {exc}") from None
 
 
-def _agent_has_keys() -> bool:
+def _agent_keys() -> list[Any]:
     if not os.environ.get("SSH_AUTH_SOCK"):
-        return False
-    agent = paramiko.Agent()
+        return []
     try:
-        return bool(agent.get_keys())
+        return list(paramiko.Agent().get_keys())
     except paramiko.SSHException:
-        return False
-    finally:
-        agent.close()
+        return []
 
 
 @dataclass
@@ -191,6 +136,7 @@ class Connection:
     client: paramiko.SSHClient
     endpoint: Endpoint
     jump_clients: list[paramiko.SSHClient]
+    notes: tuple[str, ...] = field(default=())  # how the config was read, what could not be honoured
 
     @property
     def transport(self) -> paramiko.Transport:
@@ -211,74 +157,157 @@ class Connection:
                 pass
 
 
-def _connect_one(endpoint: Endpoint, options: SshOptions, known_hosts: str, sock: Optional[paramiko.Channel]) -> paramiko.SSHClient:
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def _authenticate(transport: paramiko.Transport, endpoint: Endpoint, options: SshOptions, progress: Progress) -> None:
+    """Every IdentityFile in order (its certificate loaded when there is one), then ssh-agent's keys unless
+    IdentitiesOnly; what ssh does, so a wrong key first is no failure. An encrypted key without a terminal
+    is skipped and named if nothing else works."""
     interactive = sys.stdin.isatty() if options.interactive is None else options.interactive
-    # Config IdentityFile lines that do not exist are skipped, as ssh does; an explicit -i must exist.
-    keys = []
+    where = f"{endpoint.user}@{endpoint.hostname}:{endpoint.port}"
+    tried: list[str] = []
+    skipped: list[str] = []
+    certificates = [c for c in endpoint.certificate_files if os.path.exists(c)]
     for path in endpoint.identity_files:
-        if not (options.identity or os.path.exists(path)):
-            continue
+        if not os.path.exists(path):
+            if options.identity and os.path.expanduser(options.identity) == path:
+                raise SshError(f"key file not found: {path}")
+            continue  # a config or default IdentityFile that does not exist is skipped, as ssh does
         try:
-            keys.append(_load_key(path, interactive))
-        except SshError:
-            # an encrypted key with no terminal to ask on: ssh-agent may hold it unlocked, so go on without it
-            if not _agent_has_keys():
-                raise
+            key = _load_key(path, interactive)
+        except _NeedsPassphrase as exc:
+            skipped.append(str(exc))
+            continue
+        for cert in [path + "-cert.pub", *certificates]:
+            if os.path.exists(cert):
+                try:
+                    key.load_certificate(cert)
+                    break
+                except (ValueError, OSError, paramiko.SSHException):
+                    continue
+        progress(f"authenticating as {endpoint.user} with {os.path.basename(path)}")
+        if _try_key(transport, endpoint.user, key):
+            return
+        tried.append(path)
+    if not endpoint.identities_only:
+        for key in _agent_keys():
+            progress(f"authenticating as {endpoint.user} with an ssh-agent key")
+            if _try_key(transport, endpoint.user, key):
+                return
+            tried.append(f"ssh-agent {key.get_name()}")
+    detail = "; ".join([*skipped, f"tried {', '.join(tried)}" if tried else "no key to try"])
+    raise SshError(f"authentication failed for {where}: {detail}")
+
+
+def _try_key(transport: paramiko.Transport, user: str, key: Any) -> bool:
+    try:
+        transport.auth_publickey(user, key)
+    except paramiko.AuthenticationException:
+        return False
+    except paramiko.SSHException as exc:
+        raise SshError(f"authentication failed: {exc}") from None
+    return transport.is_authenticated()
+
+
+def _connect_one(endpoint: Endpoint, options: SshOptions, sock: Optional[Any], progress: Progress) -> paramiko.SSHClient:
+    known_hosts = options.known_hosts or endpoint.known_hosts or os.path.expanduser("~/.ssh/known_hosts")
     client = paramiko.SSHClient()
+    system = paramiko.HostKeys()
+    for path in [*endpoint.global_known_hosts, *endpoint.other_known_hosts]:
+        if os.path.isfile(path):
+            try:
+                client.load_system_host_keys(path)  # read, never written back
+                system.load(path)
+            except (OSError, paramiko.SSHException) as exc:
+                raise SshError(f"cannot read known_hosts {path}: {exc}") from None
     if os.path.exists(known_hosts):
         try:
             client.load_host_keys(known_hosts)
         except (OSError, paramiko.SSHException) as exc:
             raise SshError(f"cannot read known_hosts {known_hosts}: {exc}") from None
-    client.set_missing_host_key_policy(_KnownHostsPolicy(options.accept_new_host_key, known_hosts))
+    accept_new = options.accept_new_host_key or endpoint.strict_host_key_checking in ("accept-new", "no")
+    client.set_missing_host_key_policy(_KnownHostsPolicy(accept_new, known_hosts, system))
     where = f"{endpoint.user}@{endpoint.hostname}:{endpoint.port}"
+    timeout = endpoint.connect_timeout_s or options.timeout_s
+    progress(f"connecting to {endpoint.alias} ({endpoint.hostname}:{endpoint.port})")
     try:
+        # No credentials here: paramiko connects and checks the host key, then finds no method and raises;
+        # _authenticate then tries every key in ssh's order on the same transport.
         client.connect(
-            endpoint.hostname, port=endpoint.port, username=endpoint.user,
-            pkey=keys[0] if keys else None,
-            allow_agent=True, look_for_keys=not keys,
-            timeout=options.timeout_s, banner_timeout=options.timeout_s,
-            auth_timeout=options.timeout_s, channel_timeout=options.timeout_s, sock=sock,
+            endpoint.hostname, port=endpoint.port, username=endpoint.user, pkey=None,
+            allow_agent=False, look_for_keys=False,
+            timeout=timeout, banner_timeout=timeout, auth_timeout=timeout, channel_timeout=timeout, sock=sock,
         )
     except paramiko.BadHostKeyException as exc:
         client.close()
+        name = known_hosts_name(endpoint.hostname, endpoint.port)
         raise SshError(
-            f"HOST KEY FOR {known_hosts_name(endpoint.hostname, endpoint.port)} HAS CHANGED: known_hosts has "
+            f"HOST KEY FOR {name} HAS CHANGED: known_hosts has "
             f"{fingerprint(exc.expected_key)}, the server offers {exc.key.get_name()} {fingerprint(exc.key)}. "
             f"Refusing to connect (possible man-in-the-middle). If the node was reinstalled, remove the old "
-            f"entry with: ssh-keygen -R {known_hosts_name(endpoint.hostname, endpoint.port)} -f {known_hosts}"
+            f"entry with: ssh-keygen -R {name} -f {known_hosts}"
         ) from None
     except SshError:
         client.close()
         raise
-    except paramiko.AuthenticationException as exc:
-        client.close()
-        raise SshError(f"authentication failed for {where}: {exc}") from None
-    except (OSError, EOFError, paramiko.SSHException) as exc:
+    except paramiko.SSHException as exc:
+        transport = client.get_transport()
+        no_method = "no authentication methods available" in str(exc).lower()  # the one we expect, see above
+        if not no_method or transport is None or not transport.is_active() or transport.is_authenticated():
+            client.close()
+            raise SshError(f"cannot connect to {where}: {type(exc).__name__}: {exc}") from None
+    except (OSError, EOFError) as exc:
         client.close()
         raise SshError(f"cannot connect to {where}: {type(exc).__name__}: {exc}") from None
-    # A dead peer must not hang a request forever: keepalives let the transport notice.
     transport = client.get_transport()
-    if transport is not None:
-        transport.set_keepalive(15)
+    if transport is None or not transport.is_active():
+        client.close()
+        raise SshError(f"cannot connect to {where}: the connection closed")
+    progress(f"host key of {endpoint.alias} verified")
+    if not transport.is_authenticated():
+        try:
+            _authenticate(transport, endpoint, options, progress)
+        except BaseException:
+            client.close()
+            raise
+    # A dead peer must not hang a request forever: keepalives let the transport notice.
+    transport.set_keepalive(endpoint.server_alive_interval_s or DEFAULT_KEEPALIVE_S)
     return client
 
 
-def connect(options: SshOptions) -> Connection:
-    """Connect to `options.destination`, hop by hop through its ProxyJump chain (direct-tcpip channels)."""
-    config = load_config(options.config_file)
-    target = resolve_endpoint(options.destination, config, options.identity)
-    # one known_hosts for the whole chain: an explicit path, else the target's UserKnownHostsFile, else ssh's default
-    known_hosts = options.known_hosts or target.known_hosts or os.path.expanduser("~/.ssh/known_hosts")
-    # A hop without its own IdentityFile uses -i too (one key for the bastion and the node is the common case).
-    hops = [resolve_endpoint(j, config) for j in target.jumps]
-    if options.identity:
-        hops = [h if h.identity_files else resolve_endpoint(j, config, options.identity) for h, j in zip(hops, target.jumps, strict=False)]
-    clients: list[paramiko.SSHClient] = []
-    sock: Optional[paramiko.Channel] = None
+def _proxy_command(endpoint: Endpoint) -> paramiko.ProxyCommand:
+    # run through the shell as ssh does (`$SHELL -c "exec ..."`), not split by paramiko
     try:
-        for hop, following in zip(hops, [*hops[1:], target], strict=False):
-            jump = _connect_one(hop, options, known_hosts, sock)
+        return paramiko.ProxyCommand(f"/bin/sh -c {shlex.quote('exec ' + endpoint.proxy_command)}")
+    except (OSError, paramiko.SSHException) as exc:
+        raise SshError(f"ProxyCommand for {endpoint.alias} failed to start: {exc}") from None
+
+
+def connect(options: SshOptions, progress: Progress = _quiet) -> Connection:
+    """Connect to `options.destination` as ssh would: through its ProxyJump chain (direct-tcpip channels)
+    or its ProxyCommand, each hop resolved from the config on its own."""
+    progress(f"resolving {options.destination}")
+    target = resolve(options.destination, options.config_file, options.identity)
+    notes = [f"ssh_config read by {target.resolved_by}"]
+    if target.unhonoured:
+        notes.append("no ssh client here: paramiko cannot honour " + ", ".join(target.unhonoured))
+    # A hop uses -i too (one key for the bastion and the node is the common case), after its own keys.
+    hops = [resolve(j, options.config_file, options.identity) for j in target.jumps]
+    clients: list[paramiko.SSHClient] = []
+    sock: Optional[Any] = None
+    try:
+        if not hops and target.proxy_command:
+            progress(f"starting ProxyCommand for {target.alias}")
+            sock = _proxy_command(target)
+        for index, hop in enumerate(hops):
+            following = hops[index + 1] if index + 1 < len(hops) else target
+            hop_sock = _proxy_command(hop) if index == 0 and hop.proxy_command else sock
+            jump = _connect_one(hop, options, hop_sock, progress)
             clients.append(jump)
             transport = jump.get_transport()
             assert transport is not None
@@ -288,9 +317,11 @@ def connect(options: SshOptions) -> Connection:
                 )
             except (paramiko.SSHException, OSError, EOFError) as exc:
                 raise SshError(f"jump host {hop.alias} cannot reach {following.hostname}:{following.port}: {exc}") from None
-        client = _connect_one(target, options, known_hosts, sock)
+        client = _connect_one(target, options, sock, progress)
     except BaseException:
         for c in reversed(clients):
             c.close()
+        if isinstance(sock, paramiko.ProxyCommand):
+            sock.close()
         raise
-    return Connection(client=client, endpoint=target, jump_clients=clients)
+    return Connection(client=client, endpoint=target, jump_clients=clients, notes=tuple(notes))
