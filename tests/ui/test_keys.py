@@ -173,7 +173,7 @@ async def test_m_shows_the_mappings_of_the_selected_process(app, incident):
         assert asked and asked[0][0] == WORKERS[0] and len(asked[0][1]) == 10
         table = app.screen.query_one("#map-table")
         assert table.row_count == 1
-        assert table.get_row_at(0)[0] == "/models/kimi/model-00001.safetensors"
+        assert str(table.get_row_at(0)[0]) == "/models/kimi/model-00001.safetensors"
         assert table.get_row_at(0)[-1] == "8/10"
         await pilot.press("escape")
         assert not isinstance(app.screen, MappingsScreen)

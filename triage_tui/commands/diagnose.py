@@ -14,6 +14,7 @@ import sys
 from ..diagnose.pasted_text import PastedDiagnosis, diagnose_text
 from ..render.hypotheses_text import hypotheses_markdown, hypothesis_data, observations_markdown
 from ..parse.paste_input import MAX_BYTES, PasteInput, decode_paste, read_files, read_paste
+from ..render.plain_text import md_inline, terminal_text
 from . import fail
 
 
@@ -43,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
     reconfigure = getattr(sys.stdout, "reconfigure", None)
     if reconfigure is not None:
         reconfigure(errors="replace")
-    print(_markdown(result, pasted.cuts) if args.format == "md" else json.dumps(_data(result, pasted.cuts), indent=2))
+    # the paste's own text is quoted in the output: its control characters are shown escaped
+    print(terminal_text(_markdown(result, pasted.cuts) if args.format == "md"
+                        else json.dumps(_data(result, pasted.cuts), indent=2)))
     if not any(p.used for p in result.parts):
         return fail("found nothing triage reads in the input (see the ignored parts above)", 1)
     return 0
@@ -53,7 +56,7 @@ def _part_line(p) -> str:
     where = f"lines {p.first_line}-{p.last_line}" if p.last_line != p.first_line else f"line {p.first_line}"
     if p.used:
         return f"- used {where} as {p.used_as}"
-    return f"- ignored {where} ({p.kind}): {p.note}" if p.note else f"- ignored {where} ({p.kind})"
+    return f"- ignored {where} ({p.kind}): {md_inline(p.note)}" if p.note else f"- ignored {where} ({p.kind})"
 
 
 def _markdown(result: PastedDiagnosis, cuts: tuple[str, ...] = ()) -> str:

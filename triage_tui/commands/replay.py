@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..render.plain_text import visible
 from . import fail
 
 
@@ -21,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"{args.file} holds no snapshot to replay" + (
             f" ({'; '.join(recording.skipped)})" if recording.skipped else ""))
     for line in recording.skipped:
-        print(f"triage: replay: {line}", file=sys.stderr)
+        print(f"triage: replay: {visible(line)}", file=sys.stderr)
     try:
         from .app import run_app  # the app face (ui/), imported only here: it pulls in textual
     except ImportError:

@@ -19,6 +19,7 @@ from ..model.snapshot import Snapshot
 from ..record.export import report_from_record
 from ..record.recorder import RecordError, recorder_from_args
 from ..render.markdown import render_report_markdown
+from ..render.plain_text import terminal_text, visible
 from ..render.report_json import render_report_json
 from . import fail
 
@@ -110,11 +111,11 @@ def run_report(
         finally:
             if recorder is not None:
                 recorder.close()
-                print(f"triage: {recorder.message}", file=sys.stderr)
+                print(f"triage: {visible(recorder.message)}", file=sys.stderr)
         if args.format == "json":
-            print(render_report_json(last), file=out)
+            print(terminal_text(render_report_json(last)), file=out)
         else:
-            print(render_report_markdown(incident.timeline, incident.changelog), end="", file=out)
+            print(terminal_text(render_report_markdown(incident.timeline, incident.changelog)), end="", file=out)
         return 0
     finally:
         host.close()
@@ -123,7 +124,7 @@ def run_report(
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "from_file", None):
         try:
-            print(report_from_record(args.from_file, args.format), end="" if args.format == "md" else "\n")
+            print(terminal_text(report_from_record(args.from_file, args.format)), end="" if args.format == "md" else "\n")
         except RecordError as exc:
             return fail(str(exc))
         return 0

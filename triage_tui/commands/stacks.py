@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from ..host.base import StackOptions, TargetError
+from ..render.plain_text import terminal_text
 from . import fail
 
 
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         capture = _remote_capture(args, StackOptions(native=args.native, locals=args.locals, timeout_s=args.timeout))
         if isinstance(capture, int):
             return capture
-        sys.stdout.write(to_json(capture, indent=2) + "\n" if args.json else render_capture(capture, show_locals=args.locals))
+        sys.stdout.write(terminal_text(to_json(capture, indent=2) + "\n" if args.json else render_capture(capture, show_locals=args.locals)))
         return 0
 
     from ..collect.stacks import capture_stacks
@@ -61,12 +62,12 @@ def run(args: argparse.Namespace) -> int:
         return fail("the target has no live process left")
     if target.auto_picked:
         for root in target.roots:
-            print(f"triage: no target given; picked PID {root.pid}: {root.reason}", file=sys.stderr)
+            print(terminal_text(f"triage: no target given; picked PID {root.pid}: {root.reason}"), file=sys.stderr)
 
     options = StackOptions(native=args.native, locals=args.locals, timeout_s=args.timeout)
     capture = with_groups(capture_stacks(pids, options))
     if args.json:
-        sys.stdout.write(to_json(capture, indent=2) + "\n")
+        sys.stdout.write(terminal_text(to_json(capture, indent=2) + "\n"))
     else:
-        sys.stdout.write(render_capture(capture, show_locals=args.locals))
+        sys.stdout.write(terminal_text(render_capture(capture, show_locals=args.locals)))
     return 0

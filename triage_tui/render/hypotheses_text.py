@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model.snapshot import Hypothesis, Observation
+from .plain_text import md_code, md_inline
 
 
 def hypothesis_data(h: Hypothesis) -> dict[str, Any]:
@@ -25,11 +26,11 @@ def hypotheses_markdown(hypotheses: Sequence[Hypothesis], show_unlikely: bool = 
             quiet.append(h.id)
             continue
         n += 1
-        out.append(f"### {n}. {h.title} — {h.status} ({h.score:.2f}) `{h.id}`")
-        out += [f"- for: {t}" for t in h.for_]
-        out += [f"- against: {t}" for t in h.against]
+        out.append(f"### {n}. {md_inline(h.title)} — {h.status} ({h.score:.2f}) {md_code(h.id)}")
+        out += [f"- for: {md_inline(t)}" for t in h.for_]
+        out += [f"- against: {md_inline(t)}" for t in h.against]
         if h.next_check:
-            out.append(f"- next check: {h.next_check}")
+            out.append(f"- next check: {md_inline(h.next_check)}")
         out.append("")
     if quiet:
         out.append(f"Unlikely, no evidence either way: {', '.join(quiet)}")
@@ -38,4 +39,4 @@ def hypotheses_markdown(hypotheses: Sequence[Hypothesis], show_unlikely: bool = 
 
 
 def observations_markdown(observations: Sequence[Observation]) -> list[str]:
-    return [f"- [{o.source}] {o.text}" for o in observations]
+    return [f"- {md_inline(f'[{o.source}] {o.text}')}" for o in observations]

@@ -24,6 +24,7 @@ from ..model.snapshot import (
 from ..model.stacks import StackCapture
 from ..model.unavailable import is_known
 from .figures import duration, number, ratio, size, unavailable_text
+from .plain_text import code_block, md_code, md_inline
 from .waits_text import wait_lines
 
 LOG_LINES = 15  # last lines of each log in the report
@@ -40,7 +41,13 @@ def _stamp(ts: float) -> str:
 
 
 def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    # every cell as literal text: a name or a path is the target's choice (pipes, HTML, links, ESC)
+    return md_inline(text)
+
+
+def _un(value: object) -> str:
+    """unavailable_text made literal (its reason can quote a path or a name)."""
+    return md_inline(unavailable_text(value))  # type: ignore[arg-type]
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
@@ -53,17 +60,17 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
 def _header(first: Snapshot, last: Snapshot) -> list[str]:
     span = last.taken_at - first.taken_at
     lines = [
-        f"# triage report: {last.host or 'unknown host'}",
+        f"# triage report: {md_inline(last.host or 'unknown host')}",
         "",
-        f"- **Host:** {last.host or 'unknown'}",
+        f"- **Host:** {md_inline(last.host or 'unknown')}",
         f"- **Watched:** {_stamp(first.taken_at)} to {_clock(last.taken_at)} ({duration(span)}, "
         f"{'one snapshot' if first is last else 'several snapshots'})",
     ]
     target = last.target
-    specs = " ".join(target.specs) if target.specs else "none given"
+    specs = md_inline(" ".join(target.specs)) if target.specs else "none given"
     lines.append(f"- **Target:** {specs}" + (" (no target given: candidates picked by triage)" if target.auto_picked else ""))
     for root in target.roots:
-        lines.append(f"  - root PID {root.pid}: {root.reason}")
+        lines.append(f"  - root PID {root.pid}: {md_inline(root.reason)}")
     if not target.roots:
         lines.append("  - no root resolved")
     return lines
@@ -107,10 +114,10 @@ def _processes(snap: Snapshot) -> list[str]:
     errors = [p for p in snap.processes if p.error is not None]
     if errors:
         lines.append("")
-        lines += [f"- PID {p.pid}: {unavailable_text(p.error)}" for p in errors if p.error is not None]
+        lines += [f"- PID {p.pid}: {_un(p.error)}" for p in errors if p.error is not None]
     if snap.exited:
         lines += ["", "Exited since first seen:"]
-        lines += [f"- PID {e.pid} {e.name}: last seen {_clock(e.last_seen)}, exit {number(e.exit_code)}" for e in snap.exited]
+        lines += [f"- PID {e.pid} {md_inline(e.name)}: last seen {_clock(e.last_seen)}, exit {number(e.exit_code)}" for e in snap.exited]
     return lines
 
 
@@ -171,14 +178,14 @@ def _memory(snap: Snapshot) -> list[str]:
 def _ports(report: PortReport) -> list[str]:
     lines = ["## Ports", ""]
     if report.error is not None:
-        lines.append(unavailable_text(report.error))
+        lines.append(_un(report.error))
     if report.listening:
-        lines += [f"- PID {s.pid} listens on {s.address}:{s.port} ({s.family})" for s in report.listening]
+        lines += [f"- PID {s.pid} listens on {md_inline(s.address)}:{s.port} ({s.family})" for s in report.listening]
     else:
         lines.append("- The target listens on no TCP port.")
     for probe in report.probes:
-        detail = f" ({probe.detail})" if probe.detail else ""
-        lines.append(f"- Connecting to {probe.address} port {probe.port}: **{probe.result}**{detail}")
+        detail = f" ({md_inline(probe.detail)})" if probe.detail else ""
+        lines.append(f"- Connecting to {md_inline(probe.address)} port {probe.port}: **{md_inline(probe.result)}**{detail}")
     return lines
 
 
@@ -187,20 +194,20 @@ def _logs(logs: Sequence[LogTail]) -> list[str]:
     if not logs:
         return lines + ["No log followed (give `--log FILE`; none was found on the target's stdout/stderr)."]
     for tail in logs:
-        lines += [f"### {tail.path}", "", f"- Source: {tail.source}"]
+        lines += [f"### {md_inline(tail.path)}", "", f"- Source: {md_inline(tail.source)}"]
         if tail.error is not None:
-            lines.append(f"- {unavailable_text(tail.error)}")
+            lines.append(f"- {_un(tail.error)}")
         silent = tail.seconds_since_last_byte
         since = f" (last byte at {_clock(tail.last_byte_at)})" if is_known(tail.last_byte_at) else ""
         lines.append(f"- Silent for: {number(silent, '{:.0f}', ' s') if is_known(silent) else number(silent)}{since}")
         lines.append(f"- Size: {size(tail.size_bytes)}")
         shown = tail.lines[-LOG_LINES:]
         if shown or tail.partial:
-            lines += ["", "```"]
-            lines += [(f"[{x.level}] " if x.level != "info" else "") + x.text for x in shown]
+            # verbatim but inert: a line of backticks cannot close this block (the fence is longer)
+            block = [(f"[{x.level}] " if x.level != "info" else "") + x.text for x in shown]
             if tail.partial:
-                lines.append(f"{tail.partial}   <- no newline yet")
-            lines.append("```")
+                block.append(f"{tail.partial}   <- no newline yet")
+            lines += ["", *code_block(block)]
         lines.append("")
     return lines[:-1]
 
@@ -208,7 +215,7 @@ def _logs(logs: Sequence[LogTail]) -> list[str]:
 def _gpus(report: GpuReport) -> list[str]:
     lines = ["## GPUs", ""]
     if report.error is not None:
-        lines.append(f"No GPU figures: {unavailable_text(report.error)}")
+        lines.append(f"No GPU figures: {_un(report.error)}")
     if not report.devices:
         if report.error is None:
             lines.append(f"No GPU seen (source: {report.source}).")
@@ -227,9 +234,9 @@ def _gpus(report: GpuReport) -> list[str]:
 def _kernel(report: KernelReport) -> list[str]:
     lines = ["## Kernel events", ""]
     if report.error is not None:
-        lines.append(unavailable_text(report.error))
+        lines.append(_un(report.error))
     if report.events:
-        lines += [f"- {e.kind} PID {e.pid}: {e.text}" for e in report.events]
+        lines += [f"- {md_inline(e.kind)} PID {e.pid}: {md_inline(e.text)}" for e in report.events]
     elif report.error is None:
         lines.append("No OOM-kill or segfault line names a process of the target.")
     return lines
@@ -241,7 +248,7 @@ def _waits(snap: Snapshot) -> list[str]:
     if not snap.waits:
         error = snap.waits_source.error
         return lines + [unavailable_text(error) if error is not None else "No thread of the target is blocked."]
-    lines += [f"- {line.text}" for line in wait_lines(snap)]
+    lines += [f"- {md_inline(line.text)}" for line in wait_lines(snap)]
     source = snap.waits_source
     lines += ["", f"{source.blocked_threads} blocked threads read in {source.duration_ms:.1f} ms."]
     if source.error is not None:
@@ -253,7 +260,7 @@ def _observations(snap: Snapshot) -> list[str]:
     lines = ["## Observations", ""]
     if not snap.observations:
         return lines + ["None derived (the diagnosis engine found no fact to report)."]
-    return lines + [f"- {_clock(o.at)} [{o.source}] {o.text}" for o in snap.observations]
+    return lines + [f"- {_clock(o.at)} {md_inline(f'[{o.source}] {o.text}')}" for o in snap.observations]
 
 
 def sorted_hypotheses(hypotheses: Sequence[Hypothesis]) -> list[Hypothesis]:
@@ -266,37 +273,35 @@ def _hypotheses(snap: Snapshot) -> list[str]:
     if not snap.hypotheses:
         return lines + ["None ranked yet."]
     for i, h in enumerate(sorted_hypotheses(snap.hypotheses), 1):
-        lines.append(f"### {i}. {h.title} (`{h.id}`): {h.status}, score {h.score:.2f}")
-        lines += [f"- For: {x}" for x in h.for_] or ["- For: nothing yet"]
-        lines += [f"- Against: {x}" for x in h.against]
+        lines.append(f"### {i}. {md_inline(h.title)} ({md_code(h.id)}): {h.status}, score {h.score:.2f}")
+        lines += [f"- For: {md_inline(x)}" for x in h.for_] or ["- For: nothing yet"]
+        lines += [f"- Against: {md_inline(x)}" for x in h.against]
         if h.next_check:
-            lines.append(f"- Next check: {h.next_check}")
+            lines.append(f"- Next check: {md_inline(h.next_check)}")
         lines.append("")
     return lines[:-1]
 
 
 def _timeline(changelog: Sequence[str]) -> list[str]:
     lines = ["## Timeline", ""]
-    return lines + ([f"- {c}" for c in changelog] if changelog else ["No hypothesis changed while watching."])
+    return lines + ([f"- {md_inline(c)}" for c in changelog] if changelog else ["No hypothesis changed while watching."])
 
 
 def _stacks(capture: StackCapture) -> list[str]:
     lines = ["## Stacks", "", f"Captured at {_clock(capture.taken_at)} from {len(capture.pids)} processes."]
-    lines += [f"- note: {n}" for n in capture.notes]
+    lines += [f"- note: {md_inline(n)}" for n in capture.notes]
     failed = [p for p in capture.processes if p.error is not None]
-    lines += [f"- PID {p.pid}: {unavailable_text(p.error)}" for p in failed if p.error is not None]
+    lines += [f"- PID {p.pid}: {_un(p.error)}" for p in failed if p.error is not None]
     for g in capture.groups:
-        odd = f", odd one out (departs at `{g.departs_at}`)" if g.odd_one_out else ""
+        odd = f", odd one out (departs at {md_code(g.departs_at)})" if g.odd_one_out else ""
         unchanged = f", unchanged for {duration(g.unchanged_for_s)}" if g.unchanged_for_s is not None else ""
         lines += [
             "",
             f"### {len(g.members)} threads in PIDs {', '.join(map(str, g.pids))}: {g.wait_kind}"
-            + (f" in `{g.wait_frame}`" if g.wait_frame else "") + odd + unchanged,
+            + (f" in {md_code(g.wait_frame)}" if g.wait_frame else "") + odd + unchanged,
             "",
-            "```",
         ]
-        lines += [f"{f.function} ({f.file}:{f.line})" if f.file else f.function for f in g.frames]
-        lines.append("```")
+        lines += code_block(f"{f.function} ({f.file}:{f.line})" if f.file else f.function for f in g.frames)
     return lines
 
 
@@ -314,6 +319,6 @@ def render_report_markdown(snapshots: Sequence[Snapshot], changelog: Sequence[st
         sections.append(_stacks(last.stacks))
     troubled = [s for s in last.sources if s.status != "ok"]
     if troubled:
-        sections.append(["## Sources", ""] + [f"- {s.name}: {s.status} {s.detail}".rstrip() for s in troubled])
+        sections.append(["## Sources", ""] + [md_inline(f"- {s.name}: {s.status} {s.detail}".rstrip()) for s in troubled])
     return "\n\n".join("\n".join(section) for section in sections) + "\n"
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from ..diagnose.wait_kinds import frame_label
 from ..model.stacks import Frame, ProcessStacks, StackCapture, StackGroup, ThreadStack
+from .plain_text import visible
 
 
 def _plural(n: int, word: str) -> str:
@@ -29,15 +30,17 @@ def pid_list(pids: Sequence[int]) -> str:
 
 
 def format_frame(frame: Frame, show_locals: bool = True) -> list[str]:
+    # file, function, source line and locals are the target's text: one line each, controls escaped
+    file, function = visible(frame.file), visible(frame.function)
     if frame.native:
-        where = f'  File "{frame.file}", line {frame.line}' if frame.line else f'  File "{frame.file}"'
-        return [f"{where}, in {frame.function} (native)"]
-    lines = [f'  File "{frame.file}", line {frame.line}, in {frame.function}']
+        where = f'  File "{file}", line {frame.line}' if frame.line else f'  File "{file}"'
+        return [f"{where}, in {function} (native)"]
+    lines = [f'  File "{file}", line {frame.line}, in {function}']
     if frame.code:
-        lines.append(f"    {frame.code}")
+        lines.append(f"    {visible(frame.code)}")
     if show_locals and frame.locals:
         for name, value in frame.locals.items():
-            lines.append(f"      {name} = {value}")
+            lines.append(f"      {visible(name)} = {visible(value)}")
     return lines
 
 
@@ -150,4 +153,5 @@ def render_capture(capture: StackCapture, show_locals: bool = True) -> str:
     for number, group in enumerate(capture.groups, 1):
         lines.append("")
         lines.extend(format_group(number, group, capture, show_locals))
-    return "\n".join(lines) + "\n"
+    # thread names, notes, errors and frames are the target's text: each line stays one line, escaped
+    return "\n".join(visible(line) for line in lines) + "\n"

@@ -22,6 +22,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from ..collect.smaps_files import FileMapping, mappings_by_file
 from ..incident import Incident
 from ..model.snapshot import Snapshot
+from ..render.plain_text import visible
 from .export import export_report
 from .header import render_banner, render_header
 from .messages import MappingsReady, ReportExported, SnapshotReady, StacksFailed, StacksReady, TickFailed
@@ -364,10 +365,10 @@ class TriageApp(App[None]):
 
     def on_report_exported(self, message: ReportExported) -> None:
         if message.error:
-            self.notify(f"report not written: {message.error}", severity="error")
+            self.notify(visible(f"report not written: {message.error}"), severity="error", markup=False)
             return
         self.last_export = message.path
-        self.notify(f"report written to {message.path}", timeout=10)
+        self.notify(visible(f"report written to {message.path}"), timeout=10, markup=False)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -7,6 +7,7 @@ from typing import Optional
 from rich.text import Text
 
 from ..model.snapshot import Snapshot
+from ..render.plain_text import visible
 from . import format as fmt
 
 
@@ -23,12 +24,12 @@ def render_header(
 ) -> Text:
     out = Text()
     out.append("triage ", style="bold")
-    out.append(f"{snapshot.host if snapshot else host} ", style="bold cyan")
+    out.append(f"{visible(snapshot.host if snapshot else host)} ", style="bold cyan")
     if snapshot is not None:
         roots = ", ".join(f"{r.pid} ({r.reason})" for r in snapshot.target.roots) or "no root"
         specs = [s for s in snapshot.target.specs if s not in {str(r.pid) for r in snapshot.target.roots}]
         prefix = " ".join(specs) + " → " if specs else ("auto → " if snapshot.target.auto_picked else "")
-        out.append(f"· {prefix}{roots} ")
+        out.append(f"· {visible(prefix + roots)} ")
     if live:
         out.append(f"· every {interval_s:g}s ")
     else:
@@ -42,17 +43,18 @@ def render_header(
         bad = [s for s in snapshot.sources if s.status != "ok"]
         if bad:
             out.append(" · ")
-            out.append(", ".join(f"{s.name} {s.status}" + (f" ({s.detail})" if s.detail else "") for s in bad), style="yellow")
+            out.append(visible(", ".join(f"{s.name} {s.status}" + (f" ({s.detail})" if s.detail else "") for s in bad)),
+                       style="yellow")
     else:
         out.append("· waiting for the first refresh", style="dim")
     if collecting_since is not None and now - collecting_since > 2 * interval_s:
         out.append(f" · refresh slow: {fmt.duration(now - collecting_since)}", style="bold yellow")
     if last_error:
-        out.append(f" · refresh failed: {last_error}", style="bold red")
+        out.append(f" · refresh failed: {visible(last_error)}", style="bold red")
     if recording.startswith("recording to"):
         out.append(" · rec", style="red")
     elif recording:
-        out.append(f" · {recording}", style="yellow")
+        out.append(f" · {visible(recording)}", style="yellow")
     if paused:
         out.append(" · PAUSED (p resumes)", style="reverse bold")
     return out

@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from ..collect.smaps_files import FileMapping
+from ..render.plain_text import visible
 from . import format as fmt
 from .help import KEYS
 
@@ -55,7 +56,8 @@ class MappingsScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="map-box"):
-            yield Static(f"mappings of PID {self.pid} ({self.process_name}): reading /proc/{self.pid}/smaps…", id="map-title")
+            yield Static(Text(visible(f"mappings of PID {self.pid} ({self.process_name}): reading /proc/{self.pid}/smaps…")),
+                         id="map-title")
             table: DataTable = DataTable(id="map-table", cursor_type="row")
             table.add_columns("file", "PSS", "RSS", "shared", "private", "maps", "shared by")
             yield table
@@ -63,13 +65,15 @@ class MappingsScreen(ModalScreen[None]):
     def show_mappings(self, mappings: Sequence[FileMapping], error: str, target_size: int) -> None:
         title = self.query_one("#map-title", Static)
         if error:
-            title.update(Text(f"mappings of PID {self.pid}: {error}", style="red"))
+            title.update(Text(visible(f"mappings of PID {self.pid}: {error}"), style="red"))
             return
         total = sum(m.pss_bytes for m in mappings)
-        title.update(f"mappings of PID {self.pid} ({self.process_name}) by file, largest PSS first; PSS total {fmt.size(total)}")
+        title.update(Text(visible(f"mappings of PID {self.pid} ({self.process_name}) by file, largest PSS first; "
+                                  f"PSS total {fmt.size(total)}")))
         table = self.query_one(DataTable)
         table.clear()
         for m in mappings:
             sharers = f"{m.shared_by}/{target_size}" if m.path.startswith("/") else "-"
-            table.add_row(m.path, fmt.size(m.pss_bytes), fmt.size(m.rss_bytes), fmt.size(m.shared_bytes),
+            # a Text: `[anonymous]`, `[heap]`, `[stack]` read as markup tags were blank rows
+            table.add_row(Text(visible(m.path)), fmt.size(m.pss_bytes), fmt.size(m.rss_bytes), fmt.size(m.shared_bytes),
                           fmt.size(m.private_bytes), str(m.mappings), sharers)

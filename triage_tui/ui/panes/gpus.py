@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from ...model.snapshot import GpuDevice
 from ...model.unavailable import Unavailable, is_known
+from ...render.plain_text import visible
 from .. import format as fmt
 from . import Pane, PaneScroll, View, update_static
 
@@ -41,7 +42,7 @@ class GpusPane(Pane):
 def render_gpus(view: View, width: int = 80) -> Text:
     report = view.snapshot.gpus
     if report.error is not None:
-        return Text(f"no GPUs shown: {fmt.reason(report.error)}", style="yellow")
+        return Text(visible(f"no GPUs shown: {fmt.reason(report.error)}"), style="yellow")
     if not report.devices:
         why = "no GPU found" if report.source != "none" else "no GPU source ran (no NVIDIA driver or library found)"
         return Text(why, style="yellow")
@@ -55,7 +56,7 @@ def render_gpus(view: View, width: int = 80) -> Text:
     for d in report.devices:
         if d.error is not None or d.lost:
             out.append(f"{d.index:>2} ")
-            out.append((fmt.reason(d.error) or "lost") + "\n", style="red")
+            out.append(visible(fmt.reason(d.error) or "lost") + "\n", style="red")
             continue
         frac = fmt.ratio(d.memory_used_bytes, d.memory_total_bytes)
         used = fmt.mib(d.memory_used_bytes).removesuffix("MiB")
@@ -74,7 +75,7 @@ def render_gpus(view: View, width: int = 80) -> Text:
                        style="cyan")
         out.append("\n")
     for note in _unread_fields(report.devices):
-        out.append(note + "\n", style="yellow")
+        out.append(visible(note) + "\n", style="yellow")
     return out
 
 

@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.widgets import Tree
 
 from ...model.snapshot import Hypothesis, Snapshot
+from ...render.plain_text import visible
 from .. import format as fmt
 from . import Pane, View
 
@@ -120,23 +121,24 @@ def _spec(snap: Snapshot, changelog: Sequence[str]) -> list[NodeSpec]:
     spec: list[NodeSpec] = []
     if snap.hypotheses:
         for rank, h in enumerate(sorted(snap.hypotheses, key=lambda h: -h.score), 1):
-            leaves: list[TextType] = [Text("+ " + text, style="green") for text in h.for_]
-            leaves += [Text("− " + text, style="red") for text in h.against]
+            leaves: list[TextType] = [Text("+ " + visible(text), style="green") for text in h.for_]
+            leaves += [Text("− " + visible(text), style="red") for text in h.against]
             if h.next_check:
-                leaves.append(Text("next: " + h.next_check, style="bold cyan"))
+                leaves.append(Text("next: " + visible(h.next_check), style="bold cyan"))
             spec.append(NodeSpec(_label(rank, h), h.id, False, tuple(leaves)))
     elif not snap.observations:
         spec.append(NodeSpec(Text("no hypotheses and no observations yet", style="dim"), is_leaf=True))
     else:
         spec.append(NodeSpec(Text("observations (no hypotheses yet)", style="bold"), "observations", True,
-                             tuple(Text(f"{fmt.clock(o.at)} [{o.source}] {o.text}") for o in snap.observations)))
+                             tuple(Text(visible(f"{fmt.clock(o.at)} [{o.source}] {o.text}")) for o in snap.observations)))
     if changelog:
-        spec.append(NodeSpec(Text("changelog", style="bold"), "changelog", False, tuple(changelog[-20:])))
+        spec.append(NodeSpec(Text("changelog", style="bold"), "changelog", False,
+                             tuple(Text(visible(c)) for c in changelog[-20:])))
     return spec
 
 
 def _label(rank: int, h: Hypothesis) -> Text:
     text = Text(f"{rank}. ")
     text.append(f"{h.status:<9}", style=STATUS_STYLE.get(h.status, ""))
-    text.append(f" {h.title} ({h.score:.2f})")
+    text.append(f" {visible(h.title)} ({h.score:.2f})")
     return text

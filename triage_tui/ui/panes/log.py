@@ -10,6 +10,7 @@ from textual.widgets import Input, RichLog, Static
 
 from ...model.snapshot import LogLine, LogTail
 from ...model.unavailable import is_known
+from ...render.plain_text import visible
 from .. import format as fmt
 from . import Pane, View, update_static
 
@@ -71,15 +72,15 @@ class LogPane(Pane):
         self.shown_lines = []
         for tail in tails:
             if len(tails) > 1:
-                log.write(Text(f"── {tail.path} ({tail.source})", style="dim"))
+                log.write(Text(visible(f"── {tail.path} ({tail.source})"), style="dim"))
             if tail.error is not None:
-                log.write(Text(f"cannot follow {tail.path}: {fmt.reason(tail.error)}", style="red"))
+                log.write(Text(visible(f"cannot follow {tail.path}: {fmt.reason(tail.error)}"), style="red"))
             for line in tail.lines:
                 if self._keeps(line):
                     self.shown_lines.append(line.text)
                     log.write(self._styled(line))
             if tail.partial and self.level == "all":
-                log.write(Text(tail.partial + "  (no newline yet)", style="dim"))
+                log.write(Text(visible(tail.partial) + "  (no newline yet)", style="dim"))
         if not tails:
             log.write(Text("no log followed: pass --log FILE, or the target's stdout/stderr is not a file", style="dim"))
 
@@ -89,7 +90,7 @@ class LogPane(Pane):
         return not self.search or self.search.lower() in line.text.lower()
 
     def _styled(self, line: LogLine) -> Text:
-        text = Text(line.text, style=LEVEL_STYLE.get(line.level, ""))
+        text = Text(visible(line.text), style=LEVEL_STYLE.get(line.level, ""))
         if self.search:
             text.highlight_words([self.search], style="reverse", case_sensitive=False)
         return text
@@ -107,7 +108,7 @@ class LogPane(Pane):
             out.append("no log", style="dim")
         out.append(f" · {'following' if self.follow else 'paused scroll'} · level {self.level}")
         if self.search:
-            out.append(f" · search '{self.search}'")
+            out.append(f" · search '{visible(self.search)}'")
         return out
 
     def _refresh(self) -> None:

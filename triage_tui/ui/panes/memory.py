@@ -8,6 +8,7 @@ from textual.widgets import Static
 
 from ...model.snapshot import MemoryReport
 from ...model.unavailable import is_known
+from ...render.plain_text import visible
 from .. import format as fmt
 from . import Pane, PaneScroll, View, update_static
 
@@ -85,11 +86,11 @@ def render_memory(memory: MemoryReport, notes: bool = True) -> Text:
     out.append("cgroup ", style="bold")
     if is_known(c.current_bytes):
         limit = "no limit" if c.max_bytes is None else fmt.size(c.max_bytes)
-        out.append(f"{c.path}: {fmt.size(c.current_bytes)} of {limit}")
+        out.append(visible(f"{c.path}: {fmt.size(c.current_bytes)} of {limit}"))
         if is_known(c.oom_kills) and c.oom_kills:
             out.append(f", {c.oom_kills} OOM kills", style="bold red")
         out.append("\n")
     else:
-        out.append(f"{fmt.reason(c.current_bytes)}\n", style="dim")
+        out.append(f"{visible(fmt.reason(c.current_bytes))}\n", style="dim")
     out.append("m: mappings of the selected process, by file", style="dim")
     return out

@@ -14,6 +14,7 @@ from textual.widgets.data_table import ColumnKey
 
 from ...model.snapshot import ProcessInfo
 from ...model.unavailable import is_known
+from ...render.plain_text import visible
 from .. import format as fmt
 from ..process_rows import SORT_KEYS, Row, is_idle, tree_rows
 from . import Pane, View
@@ -164,7 +165,7 @@ class ProcessesPane(Pane):
         shown = len(self.rows)
         extra = f" · filter '{self.filter_text}'" if self.filter_text else ""
         tags = f" · {len(self.tagged)} tagged" if self.tagged else ""
-        self.border_subtitle = f"{shown}/{len(procs)} rows · sort {self.sort}{extra}{tags}"
+        self.border_subtitle = Text(visible(f"{shown}/{len(procs)} rows · sort {self.sort}{extra}{tags}"))  # type: ignore[assignment]
 
     def _update_changed(self, keys: list[str], cells: list[list[object]]) -> None:
         """Same rows as shown: touch only the cells that changed (a full rebuild re-measures every row:
@@ -210,8 +211,9 @@ class ProcessesPane(Pane):
         p: ProcessInfo = row.process
         marker = "▸ " if row.collapsed else ("▾ " if row.has_children else "  ")
         label = ("●" if tagged else " ") + "  " * row.depth + marker + p.name
-        # plain strings where there is no style: a Text per cell is most of the cost at 10,000 rows
-        name: object = Text(label, style="bold cyan") if tagged else label
+        # A Text, never a str: the table reads a str cell as markup, and a name is the target's choice
+        # (`[/]` would end the app, `w[bold]x` shows as wx); visible() escapes control characters.
+        name: object = Text(visible(label), style="bold cyan" if tagged else "")
         style = STATE_STYLES.get(p.state) or ("bold #5f87ff" if idle else "")
         state_text = p.state + (" idle" if idle and p.state not in "DZTt" else "")
         state: object = Text(state_text, style=style) if style else state_text
@@ -220,7 +222,7 @@ class ProcessesPane(Pane):
         running = p.thread_states.get("R", 0)
         threads = f"{running}/{p.threads}" if is_known(p.threads) else "n/a"
         gpus = ",".join(str(g.gpu_index) for g in p.gpus) or "-"
-        wchan = p.wchan if is_known(p.wchan) else "n/a"
+        wchan = Text(visible(p.wchan)) if is_known(p.wchan) else "n/a"
         cells: dict[str, object] = {
             "PID": str(p.pid),
             "name": name,
@@ -232,7 +234,7 @@ class ProcessesPane(Pane):
             "RSS": fmt.size(p.rss_bytes),
             "PSS": fmt.size(p.pss_bytes),
             "GPU": gpus,
-            "wchan": str(wchan),
+            "wchan": wchan,
         }
         return [cells[c] for c in self.columns]
 

@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from ...model.stacks import StackCapture
+from ...render.plain_text import visible
 from .. import format as fmt
 from . import Pane, PaneScroll, View, update_static
 from .waits import WaitsSection
@@ -64,7 +65,7 @@ class StacksPane(Pane):
         if self.progress:
             out.append(self.progress + "\n", style="bold cyan")
         if self.error:
-            out.append(self.error + "\n", style="bold red")
+            out.append(visible(self.error) + "\n", style="bold red")
         if self._capture is None:
             out.append(HOW_TO, style="" if not self.progress else "dim")
         else:
@@ -77,23 +78,23 @@ def render_capture(capture: StackCapture) -> Text:
     out.append(f"capture at {fmt.clock(capture.taken_at)} of {len(capture.pids)} processes, "
                f"{len(capture.groups)} groups ({capture.duration_ms:.0f} ms)\n", style="bold")
     for note in capture.notes:
-        out.append(f"note: {note}\n", style="yellow")
+        out.append(f"note: {visible(note)}\n", style="yellow")
     failed = [p for p in capture.processes if p.error is not None]
     for p in failed:
-        out.append(f"PID {p.pid}: {fmt.reason(p.error)}\n", style="red")
+        out.append(f"PID {p.pid}: {visible(fmt.reason(p.error))}\n", style="red")
     for g in sorted(capture.groups, key=lambda g: not g.odd_one_out):  # the rank that differs first
         who = ", ".join(str(p) for p in g.pids[:8]) + ("…" if len(g.pids) > 8 else "")
         head = f"{'ODD ONE OUT ' if g.odd_one_out else ''}{len(g.members)} threads in {len(g.pids)} processes ({who})"
         out.append(head + "\n", style="bold magenta" if g.odd_one_out else "bold")
-        out.append(f"  wait: {g.wait_kind}" + (f" in {g.wait_frame}" if g.wait_frame else ""))
+        out.append(visible(f"  wait: {g.wait_kind}" + (f" in {g.wait_frame}" if g.wait_frame else "")))
         if g.unchanged_for_s is not None:
             out.append(f", unchanged for {fmt.duration(g.unchanged_for_s)}")
         out.append("\n")
         if g.odd_one_out and g.departs_at:
-            out.append(f"  departs at: {g.departs_at}\n", style="magenta")
+            out.append(f"  departs at: {visible(g.departs_at)}\n", style="magenta")
         for f in g.frames[:6]:
             where = f" ({f.file}:{f.line})" if f.file else ""
-            out.append(f"    {f.function}{where}\n", style="dim" if f.native else "")
+            out.append(f"    {visible(f.function)}{visible(where)}\n", style="dim" if f.native else "")
         if len(g.frames) > 6:
             out.append(f"    … {len(g.frames) - 6} more frames\n", style="dim")
     return out

@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from ...model.snapshot import Snapshot
+from ...render.plain_text import visible
 from ...render.waits_text import wait_lines
 from . import update_static
 
@@ -24,12 +25,12 @@ def render_waits(snapshot: Snapshot) -> Text:
     source = snapshot.waits_source
     if not lines:
         if source.error is not None and source.error.reason != "waits were not read":
-            out.append(f"waits: {source.error}\n", style="dim")
+            out.append(f"waits: {visible(source.error)}\n", style="dim")
         return out
     out.append(f"waits ({source.blocked_threads} blocked threads, read from /proc in {source.duration_ms:.0f} ms)\n",
                style="bold")
     for line in lines[:MAX_LINES]:
-        out.append(line.text + "\n", style=_STYLES.get(line.mark, ""))
+        out.append(visible(line.text) + "\n", style=_STYLES.get(line.mark, ""))  # names, paths: the target's text
     if len(lines) > MAX_LINES:
         out.append(f"… {len(lines) - MAX_LINES} more processes (triage report lists all)\n", style="dim")
     out.append("\n")

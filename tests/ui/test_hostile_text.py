@@ -1,0 +1,108 @@
+"""Hostile names, log lines, frames and hypothesis text through the app: it survives every one, the
+screen it paints holds none of their control characters raw, and each is shown literally."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+
+from rich.console import Console
+
+from tests.hostile_strings import HOSTILE, raw_controls
+from tests.ui.conftest import make_app, settle
+from triage_tui.model.snapshot import Hypothesis, LogLine, Observation
+from triage_tui.model.stacks import Frame, ProcessStacks, StackCapture, StackGroup, ThreadStack
+from triage_tui.render.plain_text import visible
+from triage_tui.ui.sample import LAUNCHER, SampleIncident, build_snapshots
+
+BASE_PID = 60000
+
+
+def hostile_snapshots() -> list:
+    snaps = build_snapshots(8)
+    out = []
+    for snap in snaps:
+        template = snap.processes[1]
+        extra = tuple(dataclasses.replace(template, pid=BASE_PID + i, ppid=LAUNCHER, name=s, cmdline=(s, "--flag", s),
+                                          wchan=s if i % 2 else template.wchan)
+                      for i, s in enumerate(HOSTILE))
+        tail = snap.logs[0]
+        lines = tail.lines + tuple(LogLine(s, snap.taken_at, "error" if i % 3 == 0 else "info") for i, s in enumerate(HOSTILE))
+        logs = (dataclasses.replace(tail, lines=lines, partial="[/] no newline \x1b[2J"),)
+        hyps = snap.hypotheses + tuple(
+            Hypothesis("deadlock", s, "possible", 0.3, for_=(s,), against=(s,), next_check=s) for s in HOSTILE[:6])
+        obs = snap.observations + tuple(Observation("all-idle", s, "processes", snap.taken_at) for s in HOSTILE[:6])
+        out.append(dataclasses.replace(snap, processes=snap.processes + extra, logs=logs, hypotheses=hyps,
+                                       observations=obs))
+    return out
+
+
+def hostile_capture(pids, taken_at: float) -> StackCapture:
+    frames = tuple(Frame(s, s + ".py", i + 1, code=s) for i, s in enumerate(HOSTILE[:12]))
+    pids = tuple(pids)[:4] or (LAUNCHER,)
+    threads = tuple(ProcessStacks(pid=p, name=HOSTILE[0], threads=(ThreadStack(p, p, HOSTILE[1], "idle", frames, "collective"),))
+                    for p in pids)
+    group = StackGroup("g1", frames, tuple((p, p) for p in pids), pids, "collective", HOSTILE[2], odd_one_out=True,
+                       departs_at=HOSTILE[3])
+    return StackCapture(taken_at=taken_at, pids=pids, processes=threads, groups=(group,), duration_ms=5.0,
+                        notes=tuple(HOSTILE[8:12]))
+
+
+def screen_text(app) -> str:
+    """What the app paints, as the terminal would receive it, less the styles."""
+    console = Console(file=io.StringIO(), record=True, width=app.size.width, height=app.size.height,
+                      force_terminal=True, color_system=None, legacy_windows=False)
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text(styles=False)
+
+
+async def test_hostile_text_is_shown_literally_and_never_raw(tmp_path) -> None:
+    incident = SampleIncident(hostile_snapshots(), preload=4)
+    incident.changelog = [f"12:00:00 {s}" for s in HOSTILE[:8]]
+    incident.capture_stacks = lambda pids=None, options=None: hostile_capture(pids or (LAUNCHER,), incident.latest.taken_at)
+    app = make_app(incident, export_dir=str(tmp_path))
+    seen: list[str] = []
+    async with app.run_test(size=(220, 80)) as pilot:
+        await settle(pilot)
+        seen.append(screen_text(app))
+        await pilot.press("S")
+        await settle(pilot)
+        for key in ("1", "4", "5", "6"):
+            await pilot.press(key, "z")
+            await settle(pilot)
+            if key == "6":  # every hypothesis opened: its evidence lines are the target's text too
+                tree = app.query_one("#hyp-tree")
+                for node in tree.root.children:
+                    node.expand()
+                await settle(pilot)
+            seen.append(screen_text(app))
+            await pilot.press("z")
+            await settle(pilot)
+        assert app.is_running  # survived: `[/]` in a name or a log line used to end the app
+        # literally: the processes table holds each name as the text it is, with its controls escaped
+        table = app.query_one("#proc-table")
+        names = {str(table.get_row(str(BASE_PID + i))[1]).strip(" ●▸▾") for i in range(len(HOSTILE))}
+        assert names == {visible(s) for s in HOSTILE}
+        log_pane = app.query_one("LogPane")
+        assert [visible(s) for s in HOSTILE] == [visible(x) for x in log_pane.shown_lines[-len(HOSTILE):]]
+    painted = "\n".join(seen)
+    assert raw_controls(painted) == []
+    for s in ("[/]", "[bold red]X[/]", "w[bold]x", "[anonymous]", "\\x1b[2J", "\\x1b]0;pwned title\\x07", "bidi\\u202eevil"):
+        assert s in painted, s
+
+
+async def test_mappings_of_anonymous_heap_and_stack_show_their_names(app, incident) -> None:
+    from triage_tui.collect.smaps_files import FileMapping
+
+    def mappings_by_file(pid, targets):
+        return [FileMapping(path, 1, 2**20, 2**20, 0, 2**20, 0, 0) for path in ("[anonymous]", "[heap]", "[stack]", "[/]")]
+
+    incident.host.mappings_by_file = mappings_by_file
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("j", "m")
+        await settle(pilot)
+        table = app.screen.query_one("#map-table")
+        assert [str(table.get_row_at(i)[0]) for i in range(table.row_count)] == ["[anonymous]", "[heap]", "[stack]", "[/]"]
+        text = screen_text(app)
+        assert "[anonymous]" in text and "[heap]" in text and "[stack]" in text
