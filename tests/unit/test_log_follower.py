@@ -199,3 +199,53 @@ def test_mid_rotation_keeps_the_old_lines_and_says_the_file_is_gone(tmp_path: Pa
     log.write_bytes(b"reborn\n")
     tail = follower.poll()
     assert tail.error is None and [x.text for x in tail.lines][-1] == "reborn"
+
+
+def test_copytruncate_refilled_past_the_old_size_within_one_poll(tmp_path: Path) -> None:
+    """Same inode, larger size than before: only the content tells; no line lost, no fragment invented."""
+    log = tmp_path / "refill.log"
+    log.write_bytes(b"2026-01-01 old one\n2026-01-01 old two\n")
+    follower = LogFollower(str(log))
+    assert texts(follower) == ["2026-01-01 old one", "2026-01-01 old two"]
+    ino = os.stat(log).st_ino
+    with open(log, "r+b") as f:
+        f.truncate(0)
+    append(log, b"".join(b"2026-01-02 new line %d\n" % i for i in range(10)))  # far past the old size
+    assert os.stat(log).st_ino == ino
+    got = texts(follower)
+    assert got == ["2026-01-01 old one", "2026-01-01 old two"] + [f"2026-01-02 new line {i}" for i in range(10)]
+
+
+def test_copytruncate_refilled_with_the_same_head_is_told_by_the_bytes_before_the_offset(tmp_path: Path) -> None:
+    log = tmp_path / "same-head.log"
+    log.write_bytes(b"server starting\nrequest 1 ok\n")
+    follower = LogFollower(str(log))
+    follower.poll()
+    with open(log, "r+b") as f:
+        f.truncate(0)
+    append(log, b"server starting\nrequest 9 failed\nrequest 10 ok\n")
+    got = texts(follower)
+    assert got == ["server starting", "request 1 ok", "server starting", "request 9 failed", "request 10 ok"]
+
+
+def test_rename_and_create_refilled_past_the_old_size_reads_both(tmp_path: Path) -> None:
+    log = tmp_path / "rc.log"
+    log.write_bytes(b"old a\n")
+    follower = LogFollower(str(log))
+    follower.poll()
+    append(log, b"old b\n")
+    os.rename(log, tmp_path / "rc.log.1")
+    log.write_bytes(b"".join(b"new %d\n" % i for i in range(20)))
+    assert texts(follower) == ["old a", "old b"] + [f"new {i}" for i in range(20)]
+
+
+def test_appends_after_many_polls_are_not_mistaken_for_a_rewrite(tmp_path: Path) -> None:
+    log = tmp_path / "steady.log"
+    log.write_bytes(b"")
+    follower = LogFollower(str(log))
+    follower.poll()
+    expected = []
+    for i in range(50):
+        append(log, b"line %d\n" % i)
+        expected.append(f"line {i}")
+        assert texts(follower) == expected

@@ -3,9 +3,16 @@
 Replaces `tail -F server.log` (and `ls -l /proc/PID/fd/1` to find where stdout went). A follower
 reads only the bytes appended since the last poll (by offset, as toolong does), so a tick costs
 what the server wrote, not the size of the file. It survives rotation (rename and re-create: the
-old file is finished, the new one read from its start) and copytruncate (size below our offset:
-read again from 0), keeps a partial line until its newline arrives, collapses carriage-return
-progress bars to their latest state, caps very long lines and replaces undecodable bytes.
+old file is finished, the new one read from its start) and copytruncate (read again from 0), keeps
+a partial line until its newline arrives, collapses carriage-return progress bars to their latest
+state, caps very long lines and replaces undecodable bytes.
+
+Rotation is told by inode and size together, and by the bytes already read: a copytruncate whose
+file refills past our old offset within one poll has the same inode and a larger size, and reading
+on from the old offset would drop the new file's first lines and show a fragment never written as a
+line. So the follower keeps the first bytes of the file and the bytes just before its offset, and
+reads them again each poll (two small preads): when either changed, the file was rewritten and is
+read again from its start.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ MAX_LINE_BYTES = 4096  # longer lines are cut, with a marker saying how much
 MAX_READ_BYTES = 4 * 1024 * 1024  # per poll: a log that floods is skipped ahead, with a marker
 MAX_DISCOVERED = 16  # stdout/stderr files discovered per tick
 MAX_FOLLOWED = 32  # files followed for the life of an incident (a tree that churns logs stays bounded)
+SIGNATURE_BYTES = 64  # bytes of the file's head and of what precedes our offset, checked each poll
 
 # (pattern, level), first match wins. Tracebacks are also tracked across lines (see _Classifier).
 LEVEL_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
@@ -151,6 +159,8 @@ class LogFollower:
         self._classifier = _Classifier()
         self._last_byte_at: Optional[float] = None
         self._size: Optional[int] = None
+        self._head = b""  # the file's first bytes as last read (up to SIGNATURE_BYTES)
+        self._before = b""  # the bytes just before self._offset as last read
 
     # ------------------------------------------------------------ public
     def poll(self) -> LogTail:
@@ -192,13 +202,29 @@ class LogFollower:
             self._last_byte_at = st.st_mtime  # a hung server's log has been silent since before we came
         assert self._fd is not None
         size = os.fstat(self._fd).st_size
-        if size < self._offset:
-            # copytruncate: the file was emptied in place. What is there now is new.
+        if size < self._offset or self._rewritten(self._fd):
+            # copytruncate: the file was emptied in place (and may have refilled past where we were).
+            # What is there now is new.
             self._flush_partial(now)
             self._offset = 0
             self._last_byte_at = now
         self._read_to_end(self._fd, size, now)
         self._size = size
+        self._remember(self._fd)
+
+    def _rewritten(self, fd: int) -> bool:
+        """Whether the bytes we already read are no longer where they were (same inode, new content)."""
+        if self._offset <= 0:
+            return False
+        if self._head and os.pread(fd, len(self._head), 0) != self._head:
+            return True
+        return bool(self._before) and os.pread(fd, len(self._before), self._offset - len(self._before)) != self._before
+
+    def _remember(self, fd: int) -> None:
+        head_len = min(SIGNATURE_BYTES, self._offset)
+        self._head = os.pread(fd, head_len, 0) if head_len else b""
+        before = min(SIGNATURE_BYTES, self._offset)
+        self._before = os.pread(fd, before, self._offset - before) if before else b""
 
     def _open(self, from_start: bool) -> None:
         # O_NONBLOCK: if a FIFO replaced the file since the stat, opening it must not wait for a writer
@@ -207,6 +233,7 @@ class LogFollower:
         self._fd = fd
         self._ident = (st.st_dev, st.st_ino)
         self._offset = 0
+        self._head = self._before = b""  # a new file: nothing of it read yet
         if not from_start and st.st_size > self.start_bytes:
             # Start with the last lines: skip to the first line break after the cut.
             start = st.st_size - self.start_bytes
