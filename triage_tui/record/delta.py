@@ -19,7 +19,7 @@ from functools import cache
 from operator import attrgetter
 from typing import Any, Optional
 
-from ..model.codec import from_data, to_data
+from ..model.codec import check_number, from_data, report_damage, to_data
 from ..model.unavailable import Unavailable
 
 _PLAIN = frozenset({int, float, str, bool, type(None)})
@@ -94,7 +94,15 @@ def apply(old: Any, delta: dict[str, Any], unknown: Optional[Callable[[str], Non
         if isinstance(data, dict) and DELTA_KEY in data and _is_record(current):
             changes[name] = apply(current, data[DELTA_KEY], unknown)
         else:
-            changes[name] = from_data(hint, data)
+            try:
+                value = from_data(hint, data)
+                check_number(name, value)
+            except (TypeError, ValueError, KeyError, AttributeError) as exc:
+                # a damaged value in a delta: the field keeps the value it had, and the reader counts it
+                # (failing the whole snapshot would break the chain of deltas up to the next keyframe)
+                report_damage(f"{cls.__name__}.{name}: {exc}; the previous value kept")
+                continue
+            changes[name] = value
     return dataclasses.replace(old, **changes) if changes else old
 
 

@@ -54,7 +54,7 @@ def report_from_record(
     part of the Markdown (a "Record" section) and, for JSON, goes to `warn` (default: stderr), so
     whoever reads the ticket knows the record was incomplete. Raises RecordError for a file that
     cannot be read or is not a record."""
-    recording = read_record(path)
+    recording = read_record(path, keep="ends")  # streamed: a report needs the first and the last snapshot
     if fmt == "json":
         say = warn if warn is not None else _warn_on_stderr
         for line in recording.skipped:

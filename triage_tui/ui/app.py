@@ -386,4 +386,5 @@ def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: boo
         app.run()
     finally:
         incident.close()
-    return 0
+    # textual prints the traceback of a crash and sets a return code: a crash must not read as success
+    return int(app.return_code or 0)
