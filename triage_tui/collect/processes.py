@@ -54,6 +54,7 @@ class _Sample:  # mutable: an unchanged process's sample is carried forward in p
     name: str
     cmdline: tuple[str, ...]
     exit_code: Optional[int] = None  # known while it was a zombie (stat field 52)
+    exit_hidden: bool = False  # a zombie whose field 52 the kernel hid from us (it prints 0 then)
     state: str = "?"
     threads: int = 0
     wchan: Optional[str] = None  # as read (None: not read or not readable)
@@ -131,6 +132,22 @@ def exit_code_of_wait_status(status: int) -> int:
     return -(status & 0x7F) if status & 0x7F else (status >> 8) & 0xFF
 
 
+def exit_status_readable(pid: int) -> bool:
+    """Whether the kernel shows us PID's real exit code in /proc/PID/stat field 52.
+
+    Without ptrace read access (another user's process, and we are not root) the kernel prints 0
+    there: a silent zero that read as "exit code 0" for a child that exited 7. /proc/PID/exe is
+    guarded by the same check (PTRACE_MODE_READ_FSCREDS), so its readlink tells: EACCES means the
+    field was hidden; ENOENT (a zombie has no executable mapped any more) or success means it is real."""
+    try:
+        os.readlink(f"/proc/{pid}/exe")
+    except PermissionError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def open_fd_count(pid: int) -> int:
     """Number of open fds. Linux >= 6.2 reports it as the size of /proc/PID/fd (one stat call);
     older kernels say 0 there, so count the directory instead."""
@@ -193,6 +210,9 @@ class ProcessCollector:
             code: object = Unavailable("not our child: exit status unknown")
             if before.exit_code is not None:
                 code = before.exit_code  # seen as a zombie: the kernel showed its wait status
+            elif before.exit_hidden:
+                code = Unavailable("exit status hidden: another user's process",
+                                   "run triage as root or as the target's user")
             self._exited.append(ExitedProcess(pid=pid, name=before.name, cmdline=before.cmdline, last_seen=now,
                                               exit_code=code))  # type: ignore[arg-type]
         del self._exited[:-MAX_EXITED]
@@ -286,13 +306,14 @@ class ProcessCollector:
         elif extra:
             info.update(extra)
         wchan = info.get("wchan")
+        zombie_code_readable = stat.state == "Z" and stat.exit_code is not None and exit_status_readable(pid)
         sample = _Sample(
             starttime=stat.starttime, at=now, cpu_ticks=ticks,
             ctx_voluntary=status.ctx_voluntary if status is not None else None,
             ctx_involuntary=status.ctx_involuntary if status is not None else None,
             read_bytes=io[1], write_bytes=io[2], majflt=stat.majflt, name=str(info["name"]), cmdline=cmdline,
-            exit_code=exit_code_of_wait_status(stat.exit_code) if stat.state == "Z" and stat.exit_code is not None
-            else None,
+            exit_code=exit_code_of_wait_status(stat.exit_code) if zombie_code_readable else None,
+            exit_hidden=stat.state == "Z" and stat.exit_code is not None and not zombie_code_readable,
             state=stat.state, threads=stat.num_threads, wchan=wchan if isinstance(wchan, str) else None,
             io=(io[1], io[2]) if io[1] is not None and io[2] is not None else None,
             status=status, rss_pages=stat.rss_pages, run_count=run_count,
