@@ -1,0 +1,96 @@
+"""A child that exits 7 reads "exit 7" to root and "exit status hidden" to nobody, never "exit code 0".
+
+As another user the kernel prints 0 in /proc/PID/stat's exit-code field (it hides it without
+ptrace read access): that 0 was reported as a fact."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import subprocess
+import sys
+import traceback
+
+from triage_tui.collect.processes import ProcessCollector
+from triage_tui.collect.targets import resolve_targets, tree_pids
+from triage_tui.model import from_json, to_json
+from triage_tui.model.snapshot import ExitedProcess
+from triage_tui.model.unavailable import Unavailable
+
+PARENT = r"""
+import os, sys, time
+pid = os.fork()
+if pid == 0:
+    os._exit(7)
+print(pid, flush=True)
+sys.stdin.readline()     # the test says when to reap: until then the child is a zombie
+os.waitpid(pid, 0)
+print("reaped", flush=True)
+time.sleep(600)
+"""
+
+
+def _exited_as(user: str | None, parent: subprocess.Popen, child: int) -> list[ExitedProcess]:
+    """Two collections (zombie, then reaped) in a forked process running as `user` (None: as we are)."""
+    to_child_r, to_child_w = os.pipe()
+    from_child_r, from_child_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(to_child_w)
+            os.close(from_child_r)
+            if user is not None:
+                entry = pwd.getpwnam(user)
+                os.setgroups([])
+                os.setgid(entry.pw_gid)
+                os.setuid(entry.pw_uid)
+            collector = ProcessCollector()
+            target = resolve_targets([str(parent.pid)])
+            collector.collect(tree_pids(target))
+            os.write(from_child_w, b"1")
+            os.read(to_child_r, 1)  # reaped now
+            collector.collect(tree_pids(target))
+            payload = ("[" + ",".join(to_json(e) for e in collector.exited) + "]").encode()
+            code = 0
+        except BaseException:
+            payload = ("ERROR " + traceback.format_exc()).encode()
+        os.write(from_child_w, b"\n" + payload)
+        os._exit(code)
+    os.close(to_child_r)
+    os.close(from_child_w)
+    assert os.read(from_child_r, 1) == b"1"
+    parent.stdin.write("reap\n")
+    parent.stdin.flush()
+    assert parent.stdout.readline().strip() == "reaped"
+    os.write(to_child_w, b"g")
+    chunks = []
+    while chunk := os.read(from_child_r, 65536):
+        chunks.append(chunk)
+    os.waitpid(pid, 0)
+    text = b"".join(chunks).decode().lstrip("\n")
+    assert not text.startswith("ERROR"), text
+    import json
+    return [from_json(ExitedProcess, json.dumps(e)) for e in json.loads(text)]
+
+
+def _run(user: str | None) -> tuple[int, list[ExitedProcess]]:
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(parent.stdout.readline())
+        return child, _exited_as(user, parent, child)
+    finally:
+        parent.kill()
+        parent.wait()
+
+
+def test_root_reads_the_exit_code_of_a_child_that_exited_7() -> None:
+    child, exited = _run(None)
+    assert [(e.pid, e.exit_code) for e in exited] == [(child, 7)]
+
+
+def test_another_user_reads_exit_status_hidden_never_zero() -> None:
+    child, exited = _run("nobody")
+    assert [e.pid for e in exited] == [child]
+    code = exited[0].exit_code
+    assert isinstance(code, Unavailable) and "hidden" in code.reason, code
