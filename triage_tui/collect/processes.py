@@ -36,6 +36,11 @@ from ..model.unavailable import Unavailable, unavailable_from_error
 from ..parse.procfs import ProcStat, StatusNumbers, parse_kb_table, parse_stat, parse_status_numbers
 from .proc_table import CLOCK_TICKS, ProcTable, boot_time, read_bytes, read_cmdline, read_text
 
+# CPU % is measured over at least this long: the kernel counts CPU time in clock ticks (10 ms), so
+# over the few milliseconds between a tick and a quick follow-up one (the report's last tick after a
+# slow PSS read) a ~45 % process read 0.0 % and a single thread 244 %. A shorter window keeps the
+# last figure measured over a full one and measures the next from the same start.
+MIN_CPU_WINDOW_S = 0.25
 MAX_EXITED = 100  # keep the most recent disappearances so the UI can explain them
 STATUS_KEYS = frozenset({"Name", "Uid", "VmRSS", "RssAnon", "RssFile", "RssShmem", "VmSize",
                          "voluntary_ctxt_switches", "nonvoluntary_ctxt_switches", "NSpid"})
@@ -290,8 +295,14 @@ class ProcessCollector:
             "start_time": self._boot_time + stat.starttime / CLOCK_TICKS,
             "major_faults": stat.majflt,
         }
-        if before is not None and now > before.at:
+        short_window = before is not None and now - before.at < MIN_CPU_WINDOW_S
+        if before is not None and not short_window:
             info["cpu_percent"] = 100.0 * (ticks - before.cpu_ticks) / CLOCK_TICKS / (now - before.at)
+        elif before is not None:
+            last = before.row.cpu_percent if before.row is not None else None
+            info["cpu_percent"] = last if last is not None else Unavailable(
+                "not measured yet", "CPU % needs two reads at least a quarter second apart")
+        if before is not None:
             info["major_faults_delta"] = stat.majflt - before.majflt
         info.update(self._status_figures(stat, status, status_error, before))
         idle = _has_not_run(before, stat, ticks, status)
@@ -307,8 +318,9 @@ class ProcessCollector:
             info.update(extra)
         wchan = info.get("wchan")
         zombie_code_readable = stat.state == "Z" and stat.exit_code is not None and exit_status_readable(pid)
-        sample = _Sample(
-            starttime=stat.starttime, at=now, cpu_ticks=ticks,
+        sample = _Sample(  # over a short window the CPU baseline stays where it was (see MIN_CPU_WINDOW_S)
+            starttime=stat.starttime, at=before.at if short_window and before is not None else now,
+            cpu_ticks=before.cpu_ticks if short_window and before is not None else ticks,
             ctx_voluntary=status.ctx_voluntary if status is not None else None,
             ctx_involuntary=status.ctx_involuntary if status is not None else None,
             read_bytes=io[1], write_bytes=io[2], majflt=stat.majflt, name=str(info["name"]), cmdline=cmdline,

@@ -1,4 +1,5 @@
-"""A child that exits 7 reads "exit 7" to root and "exit status hidden" to nobody, never "exit code 0".
+"""Figures that are true. A child that exits 7 reads "exit 7" to root and "exit status hidden" to nobody,
+never "exit code 0"; CPU % is never measured over a few milliseconds.
 
 As another user the kernel prints 0 in /proc/PID/stat's exit-code field (it hides it without
 ptrace read access): that 0 was reported as a fact."""
@@ -94,3 +95,33 @@ def test_another_user_reads_exit_status_hidden_never_zero() -> None:
     assert [e.pid for e in exited] == [child]
     code = exited[0].exit_code
     assert isinstance(code, Unavailable) and "hidden" in code.reason, code
+
+
+def test_cpu_percent_is_never_measured_over_a_few_milliseconds(monkeypatch) -> None:
+    """A busy process read twice 4 ms apart (the report's last tick after a slow PSS read): the second
+    read keeps the figure measured over the full window before, and the next read measures from the
+    same start. The clock the collector reads is moved by hand, so nothing here depends on speed."""
+    import time as real_time
+
+    import triage_tui.collect.processes as processes
+
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        clock = [real_time.monotonic()]
+        monkeypatch.setattr(processes.time, "monotonic", lambda: clock[0])
+        collector = ProcessCollector()
+        collector.collect([busy.pid])
+        clock[0] += 1.0
+        (first,) = collector.collect([busy.pid])
+        assert isinstance(first.cpu_percent, float)
+        clock[0] += 0.004
+        (quick,) = collector.collect([busy.pid])
+        assert quick.cpu_percent == first.cpu_percent  # not re-measured over 4 ms
+        clock[0] += 1.0
+        (later,) = collector.collect([busy.pid])
+        sample = collector._previous[busy.pid]
+        assert sample.at == clock[0]  # the baseline moved only after a full window
+        assert isinstance(later.cpu_percent, float)
+    finally:
+        busy.kill()
+        busy.wait()
