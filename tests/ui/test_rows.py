@@ -60,6 +60,10 @@ def test_rss_verdict_names_the_figures_only_when_rss_overstates():
     honest = dataclasses.replace(shared, target=TargetMemory(rss_sum_bytes=100 << 30, pss_sum_bytes=95 << 30))
     assert rss_verdict(honest) == ""
     assert rss_verdict(MemoryReport()) == ""  # PSS not read yet: no claim
+    # PSS read for 3 of 10 processes (churn): RSS of all over PSS of some is no ratio at all
+    partial = dataclasses.replace(shared, target=dataclasses.replace(shared.target, processes=10, pss_covered=3))
+    assert "x the PSS" not in rss_verdict(partial) and "53" not in rss_verdict(partial)
+    assert "3 of 10" in rss_verdict(partial)  # it exceeds RAM, which holds for all of them
 
 
 def test_figures():
