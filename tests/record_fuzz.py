@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 sys.path.insert(0, str(Path(__file__).parent / "unit"))
 
@@ -112,7 +113,7 @@ def check_record(path: Path) -> Optional[str]:
     return None
 
 
-def damaged_records(tmp: Path, cases: int, seed: int = 19) -> "list[Path]":
+def damaged_records(tmp: Path, cases: int, seed: int = 19) -> list[Path]:
     rng = random.Random(seed)
     data = base_record(tmp / "base.jsonl")
     out = []

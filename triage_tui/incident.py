@@ -57,8 +57,24 @@ class Incident:
     def tick(self) -> Snapshot:
         """Collect one snapshot, run the engine over it, record it; return it."""
         with self._lock:
+            self._watch_for_restart()
             snapshot = self.host.collect(self.target, self.options)
             return self._absorb(snapshot)
+
+    def _watch_for_restart(self) -> None:
+        """The whole target is gone: resolve its specs again, so that a restart under the same spec
+        (a new PID for `name:…`, a new listener on `:PORT`) is watched from the tick it appears.
+        The timeline keeps the last moment of the old one; a PID spec finds nothing new, and that is
+        what it should find."""
+        latest = self.latest
+        if latest is None or latest.live_pids() or not self.target.specs or self.target.auto_picked:
+            return
+        try:
+            found = self.host.resolve(self.target.specs, port=self.options.port)
+        except Exception:  # noqa: BLE001 - nothing there yet (TargetError) or the host is down: keep watching
+            return
+        if found.roots and {r.pid for r in found.roots} != {r.pid for r in self.target.roots}:
+            self.target = found
 
     def _absorb(self, snapshot: Snapshot) -> Snapshot:
         diagnosis: Diagnosis = self.engine.update(snapshot, self.latest_stacks)

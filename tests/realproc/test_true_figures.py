@@ -125,3 +125,41 @@ def test_cpu_percent_is_never_measured_over_a_few_milliseconds(monkeypatch) -> N
     finally:
         busy.kill()
         busy.wait()
+
+
+def test_a_target_that_is_gone_is_watched_for_a_restart_under_the_same_spec() -> None:
+    """name:SPEC: the process exits (the engine's target-gone fact, its exit code), then one started
+    under the same name is picked up by the next tick."""
+    import uuid
+
+    from triage_tui.host.base import CollectOptions
+    from triage_tui.host.local import LocalHost
+    from triage_tui.incident import Incident
+
+    tag = f"triage-restart-{uuid.uuid4().hex[:8]}"
+    program = f"import sys, time; sys.stdin.readline(); sys.exit(3)  # {tag}"
+
+    def start() -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", program], stdin=subprocess.PIPE)
+
+    first = start()
+    second = None
+    host = LocalHost()
+    try:
+        incident = Incident(host, host.resolve([f"name:{tag}"]), CollectOptions(interval_s=1.0, discover_logs=False))
+        assert incident.tick().live_pids() == (first.pid,)
+        first.communicate(b"\n")  # exits with 3, reaped by us: the tick sees it gone
+        gone = incident.tick()
+        assert gone.live_pids() == ()
+        fact = next(o for o in gone.observations if o.id == "target-gone")
+        assert f"root PID {first.pid}" in fact.text
+        assert all(h.id != "healthy" or h.status == "ruled out" for h in gone.hypotheses)
+        second = start()
+        again = incident.tick()
+        assert again.live_pids() == (second.pid,) and incident.target.roots[0].pid == second.pid
+    finally:
+        host.close()
+        for p in (first, second):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()

@@ -146,3 +146,34 @@ def test_diagnose_once_judges_one_look() -> None:
     d = diagnose_once(incident_snapshot(300.0))
     assert d.hypotheses[0].id == "wait-for-missing-rank"
     assert d.changes == ()
+
+
+def _gone(history, exit_code):
+    """`history` then one snapshot in which every process has exited (the root with `exit_code`)."""
+    from triage_tui.model.snapshot import ExitedProcess
+
+    last = history[-1]
+    exited = tuple(ExitedProcess(pid=p.pid, name=p.name, last_seen=last.taken_at + 2,
+                                 exit_code=exit_code if p.pid == LAUNCHER else -9) for p in last.processes)
+    return [*history, dataclasses.replace(last, taken_at=last.taken_at + 2, processes=(), exited=exited)]
+
+
+def test_a_target_that_is_gone_is_a_fact_never_healthy() -> None:
+    from triage_tui.model.unavailable import Unavailable
+
+    for code, status in ((1, "likely"), (Unavailable("exit status hidden: another user's process"), "likely")):
+        _, d = run(_gone(incident_series(5), code))
+        gone = [o for o in d.observations if o.id == "target-gone"]
+        assert len(gone) == 1 and f"root PID {LAUNCHER}" in gone[0].text
+        assert ("exit code 1" if code == 1 else "exit status unknown (exit status hidden") in gone[0].text
+        top = d.hypotheses[0]
+        assert top.id == "crashed-worker" and top.status == status and "The target is gone" in top.title
+        assert by_id(d, "healthy").status == "ruled out"
+        assert "exit code 0" not in " ".join(o.text for o in d.observations)
+
+
+def test_a_target_that_ended_with_code_0_is_gone_not_a_crash_and_not_healthy() -> None:
+    _, d = run(_gone(incident_series(5), 0))
+    assert any(o.id == "target-exited-ok" for o in d.observations)
+    assert by_id(d, "healthy").status == "ruled out"
+    assert by_id(d, "crashed-worker").status != "likely"

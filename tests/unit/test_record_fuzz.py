@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 from tests.record_fuzz import base_record, check_record, run_cases
-
 from triage_tui.record.reader import read_record
 
 

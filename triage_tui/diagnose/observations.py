@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Mapping, Sequence
 from typing import Optional
 
@@ -91,7 +92,7 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
     out: list[Observation] = []
     procs = [p for p in now.processes if not p.exited]
     if not procs:
-        return out
+        return _target_gone(history, at)
     one_look = th.one_look and len(history) == 1
     idle: dict[int, float] = {}
     busy: dict[int, float] = {}
@@ -221,6 +222,38 @@ def _worker_shape(history: Sequence[Snapshot], procs: Sequence[ProcessInfo], at:
         out.append(_obs("all-alive", f"every process is alive: {len(procs)} in the tree, none exited, none a zombie",
                         "processes", at, processes=len(procs)))
     return out
+
+
+def _target_gone(history: Sequence[Snapshot], at: float) -> list[Observation]:
+    """Every process of the target has exited (it was seen alive before): a fact, with what is known
+    of each exit. Nothing seen alive yet: no fact at all (the target may not have started)."""
+    if not any(p for snap in history for p in snap.processes if not p.exited):
+        return []
+    out = _worker_shape(history, [], at)
+    roots = [r.pid for r in history[-1].target.roots]
+    alive_before = next(snap for snap in reversed(history) if any(not p.exited for p in snap.processes))
+    tree = {p.pid for p in alive_before.processes}
+    roots += [p.pid for p in alive_before.processes if p.ppid not in tree]  # the tops of the tree last seen
+    exits = {e.pid: e for snap in history for e in snap.exited}
+    last_alive = max((snap.taken_at for snap in history if any(not p.exited for p in snap.processes)), default=at)
+    root = next((exits[pid] for pid in roots if pid in exits), None)
+    if root is not None:
+        how = f"exit code {root.exit_code}" if is_known(root.exit_code) else f"exit status unknown ({root.exit_code.reason})"  # type: ignore[union-attr]
+        what = f"root PID {root.pid} ({root.name}) exited: {how}{_signal_of(how)}"
+    else:
+        what = "no exit status was seen for the root"
+    clean = root is not None and is_known(root.exit_code) and root.exit_code == 0
+    out.append(_obs("target-gone", f"every process of the target has exited (last seen alive {_clock(last_alive)}): "
+                    f"{what}", "processes", at, [e.pid for e in exits.values()],
+                    last_alive=last_alive, root_exit=how if root is not None else "unknown", gone_what=what))
+    if clean:
+        out.append(_obs("target-exited-ok", "the root exited with code 0: the target ended by itself", "processes", at,
+                        [root.pid]))  # type: ignore[union-attr]
+    return out
+
+
+def _clock(ts: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(ts))
 
 
 def _signal_of(code: str) -> str:

@@ -71,7 +71,8 @@ CATALOGUE: tuple[Spec, ...] = (
          next_checks=(("stacks-lock-wait", "py-spy dump --locals the threads on locks: which lock does each hold?"),
                       ("", "capture stacks of every thread: S — look for threads in acquire()"))),
     Spec("crashed-worker", "A worker crashed and the others wait for it",
-         titles=(("wait-on-exited", "A worker crashed and the others wait for it: PID {exited_pid} ({exited_name}) "
+         titles=(("target-gone", "The target is gone: {gone_what}"),
+                 ("wait-on-exited", "A worker crashed and the others wait for it: PID {exited_pid} ({exited_name}) "
                                     "exited, PID {exited_waiter} still waits on {exited_object}"),),
          next_checks=(("", "read the dead worker's last log lines and exit code; dmesg -T | grep -i -E 'segfault|killed'"),)),
     Spec("oom", "Real memory pressure (the OOM killer, a full cgroup)",
@@ -178,6 +179,8 @@ ROWS: tuple[Row, ...] = (
     Row("deadlock", "stacks-same-collective", -0.2),
     # crashed-worker
     Row("crashed-worker", "worker-exited", 0.6),
+    Row("crashed-worker", "target-gone & !target-exited-ok", 0.3, "the whole target is gone"),
+    Row("crashed-worker", "target-exited-ok", -0.25, "it ended by itself, with code 0"),
     Row("crashed-worker", "wait-on-exited", 0.3, "the peer it waits on is gone"),
     Row("crashed-worker", "zombie", 0.6, "a worker died and was not reaped"),
     Row("crashed-worker", "workers-missing", 0.35),
@@ -257,6 +260,7 @@ ROWS: tuple[Row, ...] = (
     Row("healthy", "gpu-computing", 0.1),
     Row("healthy", "worker-exited | log-worker-exited", -0.4),
     Row("healthy", "zombie", -0.4),
+    Row("healthy", "target-gone", -1.0, "nothing of the target runs"),
     Row("healthy", "stopped-process", -0.5),
     Row("healthy", "log-traceback", -0.3),
     Row("healthy", "log-nccl-timeout", -0.4),
@@ -322,5 +326,6 @@ RULE_OUTS: tuple[RuleOut, ...] = (
     RuleOut("still-loading", "all-idle & log-silent & !io-reading & !log-progress", "not still loading: no CPU, no I/O, no log"),
     RuleOut("stopped", "none-stopped", "nothing is stopped"),
     RuleOut("healthy", "port-refused & !port-accepting", "not healthy: the port does not answer"),
+    RuleOut("healthy", "target-gone", "not healthy: every process of the target has exited"),
     RuleOut("busy-loop", "all-idle", "no busy loop: nothing uses CPU"),
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional
 
 from rich.text import Text
@@ -9,15 +10,15 @@ from textual import events
 from textual.binding import Binding
 from textual.geometry import Region
 from textual.strip import Strip
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, Static
 from textual.widgets.data_table import ColumnKey
 
-from ...model.snapshot import ProcessInfo
+from ...model.snapshot import ProcessInfo, Snapshot
 from ...model.unavailable import is_known
 from ...render.plain_text import visible
 from .. import format as fmt
 from ..process_rows import SORT_KEYS, Row, is_idle, tree_rows
-from . import Pane, View
+from . import Pane, View, update_static
 
 STATE_STYLES = {"D": "bold red", "Z": "bold magenta", "T": "bold yellow", "t": "bold yellow", "R": "green"}
 WIDE_COLUMNS = ("PID", "name", "St", "CPU%", "CPU time", "idle", "thr R/all", "RSS", "PSS", "GPU", "wchan")
@@ -97,14 +98,17 @@ class ProcessesPane(Pane):
         self._view: Optional[View] = None
         self._row_cache: dict[int, tuple[object, list[object]]] = {}  # pid -> (what the cells show, cells)
         self._idle_at: Optional[int] = None  # index of the idle-for column in self.columns
+        self._last_alive: Optional[Snapshot] = None  # the latest snapshot shown with a live process
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Input(placeholder="filter: PID, name or command line (Enter keeps, Esc clears)", id="proc-filter")
+        yield Static("", id="proc-gone")
         yield ProcessTable(cursor_type="row", zebra_stripes=False, id="proc-table")
 
     def on_mount(self) -> None:
         super().on_mount()
         self.query_one(Input).display = False
+        self.query_one("#proc-gone", Static).display = False
         self._set_columns()
 
     @property
@@ -141,7 +145,7 @@ class ProcessesPane(Pane):
         self._view = view
         table = self.table
         keep = self.selected_pid()
-        procs = view.snapshot.processes
+        procs = self._rows_to_show(view)
         self.rows = tree_rows(procs, frozenset(self.collapsed), self.filter_text, self.sort)
         now = view.snapshot.taken_at
         keys = [str(r.process.pid) for r in self.rows]
@@ -166,6 +170,28 @@ class ProcessesPane(Pane):
         extra = f" · filter '{self.filter_text}'" if self.filter_text else ""
         tags = f" · {len(self.tagged)} tagged" if self.tagged else ""
         self.border_subtitle = Text(visible(f"{shown}/{len(procs)} rows · sort {self.sort}{extra}{tags}"))  # type: ignore[assignment]
+
+    def _rows_to_show(self, view: View) -> tuple[ProcessInfo, ...]:
+        """The snapshot's rows; when the whole target is gone, the last rows seen alive, marked gone,
+        under a line that says so (the last moment stays on screen while triage watches for a restart)."""
+        snap = view.snapshot
+        gone = self.query_one("#proc-gone", Static)
+        if snap.live_pids():
+            self._last_alive = snap
+            gone.display = False
+            return snap.processes
+        last = self._last_alive
+        if last is None or last.taken_at > snap.taken_at:  # looking back past it, or never seen alive here
+            last = next((s for s in reversed(view.history) if s.live_pids()), None)
+        if last is None and not snap.exited:
+            gone.display = False
+            return snap.processes
+        update_static(gone, target_gone_text(snap, last))
+        gone.display = True
+        if last is not None:
+            return tuple(dataclasses.replace(p, exited=True) for p in last.processes)
+        return tuple(ProcessInfo(pid=e.pid, ppid=0, name=e.name, cmdline=e.cmdline, state="X", exited=True)
+                     for e in snap.exited)
 
     def _update_changed(self, keys: list[str], cells: list[list[object]]) -> None:
         """Same rows as shown: touch only the cells that changed (a full rebuild re-measures every row:
@@ -292,3 +318,21 @@ class ProcessesPane(Pane):
         box = self.query_one(Input)
         box.display = bool(self.filter_text)
         self.table.focus()
+
+
+def target_gone_text(snap: Snapshot, last_alive: Optional[Snapshot]) -> Text:
+    """'TARGET GONE at 14:07:12: …' with what is known: the engine's target-gone fact, each exit
+    (code, signal or why it is unknown) and the kernel's OOM-kill lines naming the target."""
+    out = Text()
+    when = fmt.clock(last_alive.taken_at) if last_alive is not None else "before this refresh"
+    out.append(f"TARGET GONE: every process exited (last seen alive {when})", style="bold red")
+    out.append(" · watching for a restart under the same target", style="dim")
+    fact = next((o for o in snap.observations if o.id == "target-gone"), None)
+    if fact is not None:
+        out.append("\n" + visible(fact.text))
+    for e in snap.exited[-8:]:
+        code = f"exit code {e.exit_code}" if is_known(e.exit_code) else f"exit status unknown: {fmt.reason(e.exit_code)}"
+        out.append("\n  " + visible(f"PID {e.pid} ({e.name}) at {fmt.clock(e.last_seen)}: {code}"))
+    for event in snap.kernel.events[-4:]:
+        out.append("\n  " + visible(f"{event.kind} PID {event.pid}: {event.text}"), style="red")
+    return out

@@ -1,0 +1,57 @@
+"""The whole target exits: the Processes pane keeps its last rows, marked gone, under a line with
+the time and each exit; the engine's top cause says the target is gone (never Healthy)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tests.ui.conftest import make_app, settle
+from triage_tui.diagnose.engine import DiagnosisEngine
+from triage_tui.model.snapshot import ExitedProcess, KernelEvent, KernelReport
+from triage_tui.model.unavailable import Unavailable
+from triage_tui.ui.sample import LAUNCHER, WORKERS, SampleIncident, build_snapshots
+
+
+def gone_series() -> list:
+    alive = build_snapshots(6)
+    last = alive[-1]
+    exited = (ExitedProcess(LAUNCHER, "python3", last_seen=last.taken_at + 2, exit_code=1),
+              ExitedProcess(WORKERS[3], "sglang::scheduler_TP3", last_seen=last.taken_at + 2, exit_code=-9),
+              ExitedProcess(WORKERS[4], "sglang::scheduler_TP4", last_seen=last.taken_at + 2,
+                            exit_code=Unavailable("exit status hidden: another user's process")))
+    kernel = KernelReport(events=(KernelEvent("oom-kill", WORKERS[3], "Out of memory: Killed process 46436 (python3)",
+                                              last.taken_at + 1),))
+    gone = [dataclasses.replace(last, taken_at=last.taken_at + 2 * (i + 1), processes=(), exited=exited, kernel=kernel,
+                                logs=last.logs) for i in range(3)]
+    engine = DiagnosisEngine()
+    out = []
+    for snap in [*alive, *gone]:  # the real engine judges every snapshot the app shows
+        d = engine.update(snap, None)
+        out.append(dataclasses.replace(snap, observations=d.observations, hypotheses=d.hypotheses))
+    return out
+
+
+async def test_target_gone_keeps_the_last_moment_and_says_what_is_known(tmp_path) -> None:
+    snaps = gone_series()
+    incident = SampleIncident(snaps, preload=len(snaps) - 1)
+    app = make_app(incident, export_dir=str(tmp_path))
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        line = app.query_one("#proc-gone")
+        assert line.display
+        text = str(line.render())
+        assert "TARGET GONE" in text and "last seen alive" in text and "watching for a restart" in text
+        assert f"PID {LAUNCHER} (python3)" in text and "exit code 1" in text and "exit code -9" in text
+        assert "exit status unknown: exit status hidden" in text and "exit code 0" not in text
+        assert "Out of memory: Killed process" in text
+        table = app.query_one("#proc-table")
+        assert table.row_count == len(snaps[0].processes)  # the last rows seen alive stay
+        assert all(str(table.get_row_at(i)[2]) == "gone" for i in range(table.row_count))
+        hyps = {h.id: h for h in incident.latest.hypotheses}
+        top = incident.latest.hypotheses[0]
+        # the OOM-kill line names a worker the kernel killed: that death is an OOM; the gone target is
+        # evidence on its own line, never "every hypothesis unlikely"
+        assert top.id in ("oom", "crashed-worker") and top.status == "likely"
+        assert "The target is gone" in hyps["crashed-worker"].title and hyps["crashed-worker"].status != "unlikely"
+        healthy = next(h for h in incident.latest.hypotheses if h.id == "healthy")
+        assert healthy.status == "ruled out"
