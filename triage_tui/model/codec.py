@@ -196,7 +196,7 @@ def _allows_none(tp: Any) -> bool:
     if tp is Any or tp is type(None) or tp is None:
         return True
     origin = typing.get_origin(tp)
-    return (origin is Union or (sys.version_info >= (3, 10) and origin is types.UnionType)) and type(None) in typing.get_args(tp)
+    return (origin is Union or (_UNION_TYPE is not None and origin is _UNION_TYPE)) and type(None) in typing.get_args(tp)
 
 
 def _field_default(f: dataclasses.Field[Any]) -> Any:
