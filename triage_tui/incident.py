@@ -26,6 +26,22 @@ class Recorder(Protocol):
     def close(self) -> None: ...
 
 
+class HostOutage(Exception):
+    """The host could not be reached this tick: nothing was read, which is not "nothing runs".
+
+    Raised by Incident.tick instead of absorbing an empty snapshot: the timeline keeps the last good
+    one (the faces show it, marked stale), the engine's hypotheses stay as they were (an outage is not
+    evidence that the target is gone), and "last good" stays at the last good read."""
+
+
+def outage_of(snapshot: Snapshot) -> str:
+    """What a snapshot says of a host that could not be reached (a failing "ssh" source with nothing
+    read), or "" for a snapshot that holds a read."""
+    if snapshot.processes:
+        return ""
+    return next((f"{s.name} {s.detail}".strip() for s in snapshot.sources if s.name == "ssh" and s.status == "failing"), "")
+
+
 class Incident:
     """One incident being watched on one host."""
 
@@ -49,6 +65,7 @@ class Incident:
         self.max_timeline = max_timeline
         self._lock = threading.Lock()
         self.listeners: list[Callable[[str, Any], None]] = []
+        self.outage = ""  # why the last tick read nothing (the host is unreachable), "" when it read
 
     @property
     def latest(self) -> Optional[Snapshot]:
@@ -59,6 +76,11 @@ class Incident:
         with self._lock:
             self._watch_for_restart()
             snapshot = self.host.collect(self.target, self.options)
+            outage = outage_of(snapshot)
+            if outage and self.timeline:  # with nothing good yet, the failing source is all there is to show
+                self.outage = outage
+                raise HostOutage(outage)
+            self.outage = ""
             return self._absorb(snapshot)
 
     def _watch_for_restart(self) -> None:

@@ -7,10 +7,11 @@ import os
 import subprocess
 
 import psutil
+import pytest
 
 from triage_tui.host.base import CollectOptions
 from triage_tui.host.ssh import SshHost
-from triage_tui.incident import Incident
+from triage_tui.incident import HostOutage, Incident
 
 from .conftest import Node, agent_processes
 
@@ -42,14 +43,43 @@ def test_session_killed_mid_run_then_reconnected(node: Node, sleeper_tree: subpr
         # the drop is noticed on the next refresh, which reconnects (backoff 0) and says so; a slower
         # reconnect would give "disconnected since" snapshots in between (the next test shows those)
         for _ in range(MAX_TICKS):
-            again = incident.tick()
+            try:
+                again = incident.tick()
+            except HostOutage as outage:
+                # an outage is not "no process found": the last good moment stands and nothing is judged
+                assert "disconnected since" in str(outage) and incident.latest is first
+                continue
             if _ssh_source(again).status == "ok":
                 break
-            assert "disconnected since" in _ssh_source(again).detail and again.processes == ()
         assert _ssh_source(again).status == "ok" and len(again.processes) == 3
         assert "reconnected at" in _ssh_source(again).detail
         assert host.agent_dir != old_dir
         assert incident.timeline[0] is first and len(incident.timeline[0].processes) == 3  # kept what it had
+    finally:
+        incident.close()
+
+
+def test_an_outage_keeps_the_last_good_moment_and_freezes_the_hypotheses(node: Node, sleeper_tree: subprocess.Popen) -> None:
+    host = SshHost(node.options(), backoff_start_s=0.0, agentless=True)
+    incident = Incident(host, host.resolve([str(sleeper_tree.pid)]))
+    try:
+        good = incident.tick()
+        judged = good.hypotheses
+        node.server.stop()
+        for _ in range(3):
+            with pytest.raises(HostOutage, match="disconnected since"):
+                incident.tick()
+            assert incident.latest is good and incident.latest.hypotheses == judged  # frozen, "last good" too
+            assert "disconnected since" in incident.outage
+        assert all(o.id != "target-gone" for s in incident.timeline for o in s.observations)
+        node.server.start()
+        for _ in range(MAX_TICKS):
+            try:
+                back = incident.tick()
+            except HostOutage:
+                continue
+            break
+        assert len(back.processes) == 3 and incident.outage == ""
     finally:
         incident.close()
 

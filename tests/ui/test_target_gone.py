@@ -55,3 +55,25 @@ async def test_target_gone_keeps_the_last_moment_and_says_what_is_known(tmp_path
         assert "The target is gone" in hyps["crashed-worker"].title and hyps["crashed-worker"].status != "unlikely"
         healthy = next(h for h in incident.latest.hypotheses if h.id == "healthy")
         assert healthy.status == "ruled out"
+
+
+async def test_an_outage_keeps_the_last_good_moment_and_says_so(tmp_path) -> None:
+    from triage_tui.incident import HostOutage
+
+    snaps = build_snapshots(10)
+    incident = SampleIncident(snaps, preload=8)
+    app = make_app(incident, export_dir=str(tmp_path))
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        good = incident.latest
+
+        def down():
+            raise HostOutage("ssh disconnected since 14:07:12: Connection refused")
+
+        incident.tick = down
+        await pilot.press("r")
+        await settle(pilot)
+        header = str(app.query_one("#header").render())
+        assert "host unreachable" in header and "disconnected since 14:07:12" in header
+        assert incident.latest is good and app.query_one("#proc-table").row_count == len(good.processes)
+        assert not app.query_one("#proc-gone").display  # an outage is not a target gone

@@ -14,7 +14,7 @@ from typing import Optional, TextIO
 
 from ..collect.logs import check_log_readable
 from ..host.base import CollectOptions, Host, TargetError
-from ..incident import Incident
+from ..incident import HostOutage, Incident
 from ..model.snapshot import Snapshot
 from ..record.export import report_from_record
 from ..record.recorder import RecordError, recorder_from_args
@@ -43,6 +43,14 @@ def _pss_missing(snapshot: Snapshot) -> bool:
     return memory.pss_covered < memory.processes
 
 
+def _tick(incident: Incident, last: Snapshot) -> Snapshot:
+    """One tick; during a host outage the last good snapshot stands (the report says so in Sources)."""
+    try:
+        return incident.tick()
+    except HostOutage:
+        return last
+
+
 def watch(incident: Incident, duration_s: float, interval_s: float, auto_stacks: bool = False) -> Snapshot:
     """Tick at 0, every interval, and at `duration_s`; then, bounded, until PSS covers the tree.
 
@@ -54,10 +62,10 @@ def watch(incident: Incident, duration_s: float, interval_s: float, auto_stacks:
     while True:
         due = min(k * interval_s, duration_s)
         time.sleep(max(0.0, start + due - time.monotonic()))
-        last = incident.tick()
+        last = _tick(incident, last)
         if auto_stacks and incident.latest_stacks is None and Incident.wants_auto_stacks(last):
             incident.capture_stacks()
-            last = incident.tick()
+            last = _tick(incident, last)
         if due >= duration_s:
             break
         k += 1
@@ -66,7 +74,7 @@ def watch(incident: Incident, duration_s: float, interval_s: float, auto_stacks:
         if not _pss_missing(last) or wait is None:
             break
         wait(PSS_WAIT_S)  # smaps_rollup runs off-thread: let this tick's reads finish, then pick them up
-        last = incident.tick()
+        last = _tick(incident, last)
     return last
 
 

@@ -20,7 +20,7 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ..collect.smaps_files import FileMapping, mappings_by_file
-from ..incident import Incident
+from ..incident import HostOutage, Incident
 from ..model.snapshot import Snapshot
 from ..render.plain_text import visible
 from .export import export_report
@@ -191,6 +191,10 @@ class TriageApp(App[None]):
         try:
             snapshot = call_cancellable(self.incident.tick)
         except Cancelled:
+            return
+        except HostOutage as exc:  # the last good moment stays on screen, stale; hypotheses stay as they were
+            if not get_current_worker().is_cancelled:
+                self.post_message(TickFailed(f"host unreachable ({exc}): showing the last good refresh"))
             return
         except Exception as exc:  # the host promises not to raise; if it does, say so and go on
             if not get_current_worker().is_cancelled:
