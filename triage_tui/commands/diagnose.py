@@ -12,8 +12,8 @@ import json
 import sys
 
 from ..diagnose.pasted_text import PastedDiagnosis, diagnose_text
-from ..render.hypotheses_text import hypotheses_markdown, hypothesis_data, observations_markdown
 from ..parse.paste_input import MAX_BYTES, PasteInput, decode_paste, read_files, read_paste
+from ..render.hypotheses_text import hypotheses_markdown, hypothesis_data, observations_markdown
 from ..render.plain_text import md_inline, terminal_text
 from . import fail
 

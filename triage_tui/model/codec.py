@@ -243,7 +243,7 @@ def from_data(tp: Any, data: Any) -> Any:
         if origin is tuple and len(args) >= 1 and args[-1] is not Ellipsis:  # a fixed-shape tuple
             if len(args) != len(data):
                 raise ValueError(f"expected {len(args)} items, got {len(data)}")
-            return tuple(from_data(a, x) for a, x in zip(args, data))  # lengths checked above (3.8: no strict=)
+            return tuple(from_data(a, x) for a, x in zip(args, data))  # noqa: B905 - lengths checked above; 3.8 has no strict=
         inner = args[0] if args else Any
         items = [from_data(inner, x) for x in data]
         return tuple(items) if origin is tuple else items
