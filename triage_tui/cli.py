@@ -36,6 +36,16 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be above 0: {text!r}")
+    return value
+
+
 def _port(text: str) -> int:
     try:
         value = int(text)
@@ -65,11 +75,21 @@ def _add_record_args(p: argparse.ArgumentParser) -> None:
 
 def _add_ssh_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("remote node")
-    g.add_argument("--ssh", metavar="[USER@]HOST[:PORT]", help="watch a node over SSH (honours ~/.ssh/config)")
+    g.add_argument("--ssh", dest="ssh_specs", action="append", default=[], metavar="[USER@]HOST[:PORT]",
+                   help="watch a node over SSH (honours ~/.ssh/config); repeatable, and a host list or range "
+                   "(n[1-3], gpu[01-16], a,b,c) watches every node of a job")
     g.add_argument("-i", dest="identity", metavar="KEY", help="private key for --ssh")
     g.add_argument("--ssh-config", metavar="FILE", help="ssh config file instead of ~/.ssh/config")
     g.add_argument("--accept-new-host-key", action="store_true", help="record an unknown host key (never a changed one)")
     g.add_argument("--agentless", action="store_true", help="run plain commands on the node instead of the agent")
+    j = p.add_argument_group("a job on many nodes")
+    j.add_argument("--hostfile", dest="hostfiles", action="append", default=[], metavar="FILE",
+                   help="nodes from an MPI/DeepSpeed hostfile (one host per line, slots= ignored); repeatable")
+    j.add_argument("--slurm", metavar="JOBID", help="the nodes and processes of a running Slurm job (scontrol)")
+    j.add_argument("--node-timeout", type=_positive_float, default=30.0, metavar="S",
+                   help="a node that has not answered a refresh within S seconds is shown late (default 30)")
+    j.add_argument("--concurrency", type=_positive_int, default=16, metavar="N",
+                   help="nodes refreshed at once (default 16)")
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
@@ -134,14 +154,35 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
 def parse(argv: Sequence[str]) -> tuple[str, argparse.Namespace]:
     top, subs = build_parser()
-    if argv and argv[0] in subs:
-        return argv[0], subs[argv[0]].parse_args(list(argv[1:]))
-    return "app", top.parse_args(list(argv))
+    command, parser = (argv[0], subs[argv[0]]) if argv and argv[0] in subs else ("app", top)
+    args = parser.parse_args(list(argv[1:] if command != "app" else argv))
+    problem = _nodes(args)
+    if problem is not None:
+        parser.error(problem)  # a usage error like any other: one line, exit 2
+    return command, args
+
+
+def _nodes(args: argparse.Namespace) -> Optional[str]:
+    """Expand --ssh lists and ranges into `args.nodes`; `args.ssh` stays the one destination of a
+    single-node run (None for a job). Returns the problem with the list, or None."""
+    if not hasattr(args, "ssh_specs"):
+        return None
+    from .host.node_list import NodeListError, nodes_from
+
+    try:
+        args.nodes = nodes_from(args.ssh_specs)
+    except NodeListError as exc:
+        return str(exc)
+    args.ssh = args.nodes[0] if len(args.nodes) == 1 else None
+    if args.slurm and args.nodes:
+        return "--slurm finds the job's nodes itself: give it without --ssh"
+    return None
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command, args = parse(argv)
+
     module = importlib.import_module(f".commands.{command}", __package__)
     try:
         return int(module.run(args) or 0)

@@ -127,4 +127,8 @@ def run(args: argparse.Namespace) -> int:
         except RecordError as exc:
             return fail(str(exc))
         return 0
+    from .job import is_job, run_job_report
+
+    if is_job(args):
+        return run_job_report(args, port_of(args))
     return run_report(args, list(args.targets), list(args.log), port_of(args))

@@ -34,6 +34,10 @@ def _remote_capture(args: argparse.Namespace, options: StackOptions):  # -> Stac
 
 
 def run(args: argparse.Namespace) -> int:
+    from .job import is_job, run_job_stacks
+
+    if is_job(args):
+        return run_job_stacks(args)
     if getattr(args, "ssh", None):
         from ..model.codec import to_json
         from ..render.stacks_text import render_capture

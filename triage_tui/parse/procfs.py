@@ -106,6 +106,7 @@ class ProcStat(NamedTuple):
     starttime: int
     rss_pages: int
     exit_code: Optional[int] = None  # field 52 (Linux >= 3.5): meaningful for a zombie
+    flags: int = 0  # field 9: PF_* bits; PF_KTHREAD marks a kernel thread
 
 
 def parse_stat(text: str) -> Optional[ProcStat]:
@@ -140,6 +141,7 @@ def parse_stat(text: str) -> Optional[ProcStat]:
             starttime=int(rest[19]),
             rss_pages=int(rest[21]),
             exit_code=exit_code,
+            flags=int(rest[6]),
         )
     except ValueError:
         return None
