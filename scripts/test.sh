@@ -11,7 +11,9 @@ command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 command -v ps >/dev/null 2>&1 && command -v free >/dev/null 2>&1 || need+=(procps)   # agentless SSH mode
 command -v ss >/dev/null 2>&1 || need+=(iproute2)                                   # agentless SSH mode
-command -v unshare >/dev/null 2>&1 || need+=(util-linux)                            # GPU PID-namespace test
+command -v unshare >/dev/null 2>&1 || need+=(util-linux)                            # GPU PID-namespace test, job nodes
+[ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] || need+=(slurm-wlm)              # the real local Slurm test
+[ -x /usr/sbin/munged ] || need+=(munge)
 if [ ${#need[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
