@@ -6,12 +6,17 @@ node is reported unreachable while the others still report."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
+
+from tests.ui.test_tmux_demo import REPO, tmux, wait_for
 
 from .conftest import SshEnv, Sshd, host_block
 
@@ -80,3 +85,35 @@ def test_a_stopped_node_is_unreachable_and_the_others_still_report(ssh_env: SshE
     assert nodes["n1"]["reachable"] and nodes["n3"]["reachable"]
     assert len(nodes["n1"]["processes"]) == RANKS + 1
     assert any(h["id"] == "node-unreachable" and h["node"] == "n2" for h in report["hypotheses"])
+
+
+def test_nodes_view_in_tmux_shows_the_differing_node_first_and_drills_in(ssh_env: SshEnv, job: dict[str, Sshd]) -> None:
+    socket = f"triage-job-{uuid.uuid4().hex[:8]}"
+    command = (f"cd {shlex.quote(str(REPO))} && {shlex.quote(sys.executable)} -m triage_tui --ssh 'n[1-3]' "
+               f"--ssh-config {shlex.quote(str(ssh_env.config))} name:job_launcher --interval 1 --no-record;"
+               " echo TRIAGE-EXITED rc=$?; exec sleep 600")
+    tmux(socket, "new-session", "-d", "-s", "job", "-x", "120", "-y", "30", command)
+    try:
+        def screen() -> str:
+            return tmux(socket, "capture-pane", "-p", "-t", "job")
+
+        def rows() -> list[str]:
+            return re.findall(r"^\s*(n[123])\s", screen(), re.M)
+
+        def three_rows() -> list[str]:
+            found = rows()
+            return found if len(found) == 3 and "crashed-worker" in screen() else []
+
+        order = wait_for(three_rows, "three node rows with n3's cause")
+        assert order[0] == "n3", screen()
+        assert "verdict: n3 differs" in screen()
+        tmux(socket, "send-keys", "-t", "job", "Enter")
+        # n3's own app: its tree, with the dead rank a zombie
+        wait_for(lambda: "1 Processes" in screen() and re.search(r"python3\s+Z\s", screen()), "n3's full app")
+        tmux(socket, "send-keys", "-t", "job", "q")
+        wait_for(lambda: len(rows()) == 3, "the Nodes view again")
+        tmux(socket, "send-keys", "-t", "job", "q")
+        final = wait_for(lambda: (t := screen()) if "TRIAGE-EXITED" in t else None, "triage exiting")
+        assert "TRIAGE-EXITED rc=0" in final and "Traceback" not in final
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, timeout=10)

@@ -34,7 +34,33 @@ def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: boo
     return _run(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks)
 
 
+def run_job_app(args: argparse.Namespace) -> int:
+    """The Nodes view of a job across nodes (--ssh list, --hostfile, --slurm)."""
+    from ..host.base import CollectOptions, TargetError
+    from ..host.slurm import SlurmError
+    from .job import build_fleet
+    from .report import port_of
+
+    problem = terminal_problem()
+    if problem:
+        return fail(f"{problem}; for text use `triage report` with the same nodes")
+    port = port_of(args)
+    options = CollectOptions(logs=tuple(args.log), port=port, interval_s=args.interval,
+                             smaps_budget_ms=args.smaps_budget_ms)
+    try:
+        fleet = build_fleet(args, options, port)
+    except (TargetError, SlurmError) as exc:
+        return fail(str(exc))
+    from ..ui.nodes_app import run_nodes_app
+
+    return run_nodes_app(fleet, interval=args.interval, theme=args.theme)
+
+
 def run(args: argparse.Namespace) -> int:
+    from .job import is_job
+
+    if is_job(args):
+        return run_job_app(args)
     from ..collect.logs import check_log_readable
     from ..host.base import CollectOptions, TargetError
     from ..incident import Incident
