@@ -113,7 +113,7 @@ def test_nodes_view_in_tmux_shows_the_differing_node_first_and_drills_in(ssh_env
         tmux(socket, "send-keys", "-t", "job", "q")
         wait_for(lambda: len(rows()) == 3, "the Nodes view again")
         tmux(socket, "send-keys", "-t", "job", "q")
-        final = wait_for(lambda: (t := screen()) if "TRIAGE-EXITED" in t else None, "triage exiting")
+        final = wait_for(lambda: "TRIAGE-EXITED" in screen() and screen(), "triage exiting")
         assert "TRIAGE-EXITED rc=0" in final and "Traceback" not in final
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, timeout=10)
