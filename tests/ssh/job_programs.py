@@ -1,7 +1,7 @@
 """The program each test "node" runs: a launcher and its ranks, as a job's piece on one node.
 
 `python3 job_programs.py ROLE RANKS READY_FILE job_launcher` — every rank blocks reading a pipe nobody writes (a collective whose
-peers are on other nodes, as the node sees it); with ROLE `crash` the last rank dies of SIGSEGV first, and
+peers are on other nodes, as the node sees it); with ROLE `crash` the last rank dies of SIGSEGV first (with ROLE `elsewhere` it sleeps in another function), and
 the launcher, itself blocked, never reaps it (a zombie with its signal, as under a wedged launcher).
 Writes READY_FILE once every rank is in place.
 """
@@ -16,12 +16,18 @@ import time
 
 RANK = """
 import os, signal, sys, time
-rank = int(sys.argv[1]); crash = sys.argv[2] == "1"
-if crash:
+rank = int(sys.argv[1]); odd = sys.argv[2]
+if odd == "crash":
     time.sleep(0.5)
     os.kill(os.getpid(), signal.SIGSEGV)
-r, w = os.pipe()
-os.read(r, 1)
+def wait_for_peers():
+    r, w = os.pipe()
+    os.read(r, 1)
+def somewhere_else():
+    time.sleep(3600)
+if odd == "elsewhere":
+    somewhere_else()
+wait_for_peers()
 """
 
 
@@ -29,8 +35,8 @@ def main() -> None:
     role, ranks, ready = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     children = []
     for rank in range(ranks):
-        crash = "1" if role == "crash" and rank == ranks - 1 else "0"
-        children.append(subprocess.Popen([sys.executable, "-c", RANK, str(rank), crash, "job_rank"]))
+        odd = role if role in ("crash", "elsewhere") and rank == ranks - 1 else "no"
+        children.append(subprocess.Popen([sys.executable, "-c", RANK, str(rank), odd, "job_rank"]))
     if role == "crash":
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:  # the rank has died when its /proc state reads Z

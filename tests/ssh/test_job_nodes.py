@@ -41,15 +41,18 @@ def _wait_ready(*files: Path) -> None:
         time.sleep(0.1)
 
 
-@pytest.fixture
-def job(ssh_env: SshEnv, tmp_path: Path) -> dict[str, Sshd]:
-    roles = {"n1": "wait", "n2": "wait", "n3": "crash"}
+def _job(ssh_env: SshEnv, tmp_path: Path, roles: dict[str, str]) -> dict[str, Sshd]:
     ready = {name: tmp_path / f"ready-{name}" for name in roles}
     servers = {name: _node(ssh_env, role, ready[name]) for name, role in roles.items()}
     known = f"  UserKnownHostsFile {ssh_env.known_hosts}\n"
     ssh_env.write_config("".join(host_block(name, s, ssh_env.user_key, known) for name, s in servers.items()))
     _wait_ready(*ready.values())
     return servers
+
+
+@pytest.fixture
+def job(ssh_env: SshEnv, tmp_path: Path) -> dict[str, Sshd]:
+    return _job(ssh_env, tmp_path, {"n1": "wait", "n2": "wait", "n3": "crash"})
 
 
 def _report(env: SshEnv, *extra: str) -> subprocess.CompletedProcess:
@@ -117,3 +120,21 @@ def test_nodes_view_in_tmux_shows_the_differing_node_first_and_drills_in(ssh_env
         assert "TRIAGE-EXITED rc=0" in final and "Traceback" not in final
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, timeout=10)
+
+
+def test_stacks_of_every_node_grouped_across_the_job_name_the_odd_rank_and_its_node(
+        ssh_env: SshEnv, tmp_path: Path) -> None:
+    _job(ssh_env, tmp_path, {"n1": "wait", "n2": "elsewhere", "n3": "wait"})
+    done = subprocess.run(
+        [sys.executable, "-m", "triage_tui", "stacks", "--ssh", "n[1-3]", "--ssh-config", str(ssh_env.config),
+         "name:job_launcher", "--json", "--timeout", "30"],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    n2 = next(n for n in report["nodes"] if n["node"] == "n2")
+    odd_pid = max(p["pid"] for p in n2["processes"])  # the last rank started: the one that sleeps elsewhere
+    assert report["stacks"]["odd_ranks"] == [{"node": "n2", "pid": odd_pid}], report["stacks"]
+    odd = [g for g in report["stacks"]["groups"] if g["odd_one_out"]]
+    assert odd and odd[0]["frames"][0]["function"] == "somewhere_else" and odd[0]["departs_at"]
+    majority = max(report["stacks"]["groups"], key=lambda g: len(g["ranks"]))
+    assert set(majority["nodes"]) == {"n1", "n2", "n3"}  # the ranks that agree, across every node
