@@ -9,6 +9,7 @@ last answer and picked up when it answers.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -171,7 +172,7 @@ class Fleet:
     def capture_stacks(self, options: StackOptions = StackOptions()) -> JobMoment:
         """Stacks of every reachable node at once (each node's py-spy runs on that node, in parallel)."""
         started = time.monotonic()
-        futures = [self._submit(w, lambda w=w: w.capture(options)) for w in self.watches if w.reachable]
+        futures = [self._submit(w, functools.partial(w.capture, options)) for w in self.watches if w.reachable]
         wait(futures, timeout=self.node_timeout_s + options.timeout_s)
         return self._moment(started)
 

@@ -18,7 +18,7 @@ import pytest
 
 from tests.ui.test_tmux_demo import REPO, tmux, wait_for
 
-from .conftest import SshEnv, Sshd, host_block
+from .conftest import Sshd, SshEnv, host_block
 
 PROGRAM = Path(__file__).with_name("job_programs.py")
 RANKS = 3

@@ -169,23 +169,23 @@ def diagnose_job(evidence: Sequence[NodeEvidence], taken_at: float = 0.0) -> Job
     empty = [e for e in evidence if e.reachable and e.snapshot is None]  # answers, but runs nothing of the job
     for e in empty:
         score = 0.6 if reachable else 0.3
-        rows = (f"+{score:.2f} {e.node} answers but {e.reason or 'runs no process of the target'}",)
+        empty_rows: tuple[str, ...] = (f"+{score:.2f} {e.node} answers but {e.reason or 'runs no process of the target'}",)
         if reachable:
-            rows += (f"the job runs on {_nodes_text([x.node for x in reachable])}: its piece on {e.node} has gone "
+            empty_rows += (f"the job runs on {_nodes_text([x.node for x in reachable])}: its piece on {e.node} has gone "
                      "or never started",)
         hypotheses.append(JobHypothesis(
             "crashed-worker", f"{e.node} runs no process of the job", status_for(score), score, node=e.node,
-            for_=rows, next_check=f"ssh {e.node} 'ps -ef; dmesg | tail'",
+            for_=empty_rows, next_check=f"ssh {e.node} 'ps -ef; dmesg | tail'",
         ))
     for e in unreachable:
         score = UNREACHABLE_SCORE if reachable else 0.9
-        rows = (f"+{score:.2f} {e.node} does not answer: {e.reason or 'no answer yet'} "
+        down_rows: tuple[str, ...] = (f"+{score:.2f} {e.node} does not answer: {e.reason or 'no answer yet'} "
                 f"(last answer {_clock(e.last_answer_at)})",)
         if reachable:
-            rows += (f"the other {len(reachable)} node(s) answer: their ranks may be waiting on {e.node}'s",)
+            down_rows += (f"the other {len(reachable)} node(s) answer: their ranks may be waiting on {e.node}'s",)
         hypotheses.append(JobHypothesis(
             "node-unreachable", f"{e.node} is unreachable: {e.reason or 'no answer'}", status_for(score), score,
-            node=e.node, for_=rows, next_check=f"ssh {e.node} uptime; check the node in the scheduler (sinfo -N)",
+            node=e.node, for_=down_rows, next_check=f"ssh {e.node} uptime; check the node in the scheduler (sinfo -N)",
         ))
 
     stack_groups, odd_stack = cross_node_groups(evidence)
@@ -195,7 +195,7 @@ def diagnose_job(evidence: Sequence[NodeEvidence], taken_at: float = 0.0) -> Job
     differing: dict[str, list[str]] = {}
     if len(reachable) >= 2:
         for e in reachable:
-            rows = []
+            rows: list[str] = []
             for name, value in features[e.node].items():
                 common = majority.get(name)
                 if common is not None and value != common:
@@ -211,8 +211,8 @@ def diagnose_job(evidence: Sequence[NodeEvidence], taken_at: float = 0.0) -> Job
             continue
         top = top_cause(e.hypotheses)
         base = top.score if top else 0.0
-        rows = differing[e.node]
-        score = round(min(1.0, base + DIFFERS_WEIGHT * len(rows)), 2)
+        diff_rows = differing[e.node]
+        score = round(min(1.0, base + DIFFERS_WEIGHT * len(diff_rows)), 2)
         ranks = _odd_stack_ranks(e) or [r for r in odd_stack if r.node == e.node] or _gone_ranks(e)
         if top is not None:
             ident, title = top.id, f"{e.node} differs: {top.title}"
@@ -225,7 +225,7 @@ def diagnose_job(evidence: Sequence[NodeEvidence], taken_at: float = 0.0) -> Job
         if ranks:
             title += f" (rank{'s' if len(ranks) > 1 else ''} PID {', '.join(str(r.pid) for r in ranks[:4])})"
         hypotheses.append(JobHypothesis(ident, title, status_for(score), score, node=e.node, ranks=tuple(ranks),
-                                        for_=(*own, *rows), next_check=next_check))
+                                        for_=(*own, *diff_rows), next_check=next_check))
 
     alike = [e for e in reachable if e.node not in differing]
     common_top = [top_cause(e.hypotheses) for e in alike]
@@ -233,14 +233,14 @@ def diagnose_job(evidence: Sequence[NodeEvidence], taken_at: float = 0.0) -> Job
         first = common_top[0]
         assert first is not None
         base = min(t.score for t in common_top if t)
-        rows = [f"+{base:.2f} {len(alike)} of {len(evidence)} nodes: {first.id} (lowest node score)"]
+        common_rows = [f"+{base:.2f} {len(alike)} of {len(evidence)} nodes: {first.id} (lowest node score)"]
         score = base
         if differing or unreachable:
-            rows.append(f"-{COMMON_DISCOUNT:.2f} another node differs: the common state is most often its consequence")
+            common_rows.append(f"-{COMMON_DISCOUNT:.2f} another node differs: the common state is most often its consequence")
             score = max(0.0, base - COMMON_DISCOUNT)
         score = round(score, 2)
         hypotheses.append(JobHypothesis(first.id, f"{_nodes_text([e.node for e in alike])}: {first.title}",
-                                        status_for(score), score, for_=tuple(rows), next_check=first.next_check))
+                                        status_for(score), score, for_=tuple(common_rows), next_check=first.next_check))
 
     # The engine's order: best score first; a named node before the common state at equal score.
     hypotheses.sort(key=lambda h: (-h.score, h.node == ""))

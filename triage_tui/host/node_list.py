@@ -21,7 +21,9 @@ class NodeListError(ValueError):
 
 def _split_top(text: str) -> list[str]:
     """Split on commas that are not inside brackets: `n[1,3],m` → [`n[1,3]`, `m`]."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         if ch == "[":
             depth += 1
