@@ -311,6 +311,8 @@ ROWS: tuple[Row, ...] = (
     Row("stopped", "log-stopped", 0.8),
     Row("compiling", "log-compiler-hot", 0.5),
     Row("deadlock", "stacks-one-lock", 0.3, "one look: its main thread blocks on a lock"),
+    # added after the second held-out set was scored
+    Row("wait-for-missing-rank", "log-rank-late", 0.45, "the late rank is named"),
     # rss-illusion (finding)
     Row("rss-illusion", "rss-illusion", 0.8),
 )
