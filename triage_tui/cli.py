@@ -15,7 +15,18 @@ from typing import Optional
 
 from . import __version__
 
-SUBCOMMANDS = ("report", "stacks", "diagnose", "demo", "replay")
+SUBCOMMANDS = ("report", "stacks", "diagnose", "demo", "replay", "help")
+
+USAGE = (
+    "triage [-h] [-V] [OPTIONS] [TARGET ...]\n"
+    "       triage {" + ",".join(SUBCOMMANDS) + "} ...   (triage help COMMAND for one of them)"
+)
+
+EXIT_CODES = (
+    "exit status: 0 success; 1 runtime failure (no such process, a file or node that cannot be read); "
+    "2 usage error (bad option or value, malformed target, an interactive face without a terminal); "
+    "130 interrupted (Ctrl-C)."
+)
 
 TARGET_HELP = (
     "what to watch: a PID, name:REGEX (matched against the full command line) or :PORT "
@@ -69,8 +80,26 @@ def _add_watch_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_record_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--record", metavar="FILE", help="record the incident to FILE (default: under the XDG state dir)")
+    from .record.recorder import RETENTION_TEXT
+
+    p.add_argument(
+        "--record", metavar="FILE|DIR/",
+        help="record the incident to FILE (gzip-compressed when it ends in .gz), or to a new file inside DIR/ "
+        "(an existing directory, or a name ending in /). Default: a new .jsonl.gz under the XDG state dir "
+        f"($XDG_STATE_HOME/triage, else ~/.local/state/triage), where {RETENTION_TEXT}",
+    )
     p.add_argument("--no-record", action="store_true", help="do not record this run")
+
+
+def _add_format_arg(p: argparse.ArgumentParser, choices: tuple[str, ...], default: str, what: str = "") -> None:
+    """--format on every face that prints, with --json as its short alias."""
+    p.add_argument("--format", choices=choices, default=default,
+                   help=f"{what}output format (default {default})")
+    p.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
+
+
+def _add_theme_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--theme", choices=("dark", "light"), default="dark", help="colour theme")
 
 
 def _add_ssh_args(p: argparse.ArgumentParser) -> None:
@@ -95,32 +124,37 @@ def _add_ssh_args(p: argparse.ArgumentParser) -> None:
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     top = argparse.ArgumentParser(
         prog="triage",
+        usage=USAGE,
         description="One screen for a multi-process server that has gone silent: process tree, GPUs, true "
-        "memory, log tail, stacks, and ranked hypotheses. Subcommands: " + ", ".join(SUBCOMMANDS) + ".",
-        epilog="Faces: triage report|stacks|diagnose|demo|replay --help",
+        "memory, log tail, stacks, and ranked hypotheses. Commands: report (watch, then print a report), "
+        "stacks (every worker's stack at once), diagnose (pasted text), demo (a built-in incident), "
+        "replay (a recorded incident), help [COMMAND].",
+        epilog=EXIT_CODES,
     )
-    top.add_argument("--version", action="version", version=f"triage {__version__}")
+    top.add_argument("-V", "--version", action="version", version=f"triage {__version__}")
     _add_watch_args(top)
     _add_record_args(top)
     _add_ssh_args(top)
-    top.add_argument("--theme", choices=("dark", "light"), default="dark", help="colour theme")
+    _add_theme_arg(top)
 
     subs: dict[str, argparse.ArgumentParser] = {}
 
-    p = argparse.ArgumentParser(prog="triage report", description="Watch the target for a while and print what was seen.")
+    p = argparse.ArgumentParser(prog="triage report", description="Watch the target for a while and print what was seen.",
+                                epilog=EXIT_CODES)
     _add_watch_args(p)
     _add_record_args(p)
     _add_ssh_args(p)
     p.add_argument("--duration", type=_positive_float, default=5.0, metavar="S", help="how long to watch (default 5 s)")
-    p.add_argument("--format", choices=("md", "json"), default="md", help="output format (default md)")
+    _add_format_arg(p, ("md", "json"), "md")
     p.add_argument("--from", dest="from_file", metavar="FILE", help="report on a recorded incident instead of watching")
     subs["report"] = p
 
-    p = argparse.ArgumentParser(prog="triage stacks", description="Capture every worker's stack at once, grouped.")
+    p = argparse.ArgumentParser(prog="triage stacks", description="Capture every worker's stack at once, grouped.",
+                                epilog=EXIT_CODES)
     p.add_argument("targets", nargs="*", metavar="TARGET", help=TARGET_HELP)
     p.add_argument("--native", action="store_true", help="include native frames (py-spy --native)")
     p.add_argument("--locals", action="store_true", help="include local variables (py-spy --locals)")
-    p.add_argument("--json", action="store_true", help="print the whole capture as JSON")
+    _add_format_arg(p, ("text", "json"), "text", "text: grouped stacks; json: the whole capture; ")
     p.add_argument("--timeout", type=_positive_float, default=10.0, metavar="S", help="per-process time limit (default 10 s)")
     _add_ssh_args(p)
     subs["stacks"] = p
@@ -128,26 +162,38 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     p = argparse.ArgumentParser(
         prog="triage diagnose",
         description="Run the diagnosis engine on pasted text (py-spy dumps, ps, free, nvidia-smi, logs, ...).",
+        epilog=EXIT_CODES,
     )
     p.add_argument("files", nargs="*", metavar="FILE", help="files to read (default: standard input)")
-    p.add_argument("--format", choices=("md", "json"), default="md", help="output format (default md)")
+    _add_format_arg(p, ("md", "json"), "md")
     subs["diagnose"] = p
 
-    p = argparse.ArgumentParser(prog="triage demo", description="Start the built-in simulated incident and attach to it.")
+    p = argparse.ArgumentParser(prog="triage demo", description="Start the built-in simulated incident and attach to it.",
+                                epilog=EXIT_CODES)
     p.add_argument("--workers", type=int, default=8, metavar="N", help="worker processes (default 8)")
     p.add_argument("--weights-mb", type=int, default=256, metavar="MB", help="size of the shared weights file (default 256)")
     p.add_argument("--report", action="store_true", help="print the report instead of opening the app")
     p.add_argument("--duration", type=_positive_float, default=5.0, metavar="S", help="with --report: how long to watch")
-    p.add_argument("--format", choices=("md", "json"), default="md", help="with --report: output format")
+    _add_format_arg(p, ("md", "json"), "md", "with --report: ")
     _add_record_args(p)
     p.add_argument("--interval", type=_positive_float, default=2.0, metavar="S", help="refresh interval (default 2 s)")
     p.add_argument("--auto-stacks", action="store_true", help="capture stacks once by itself when the demo idles")
+    _add_theme_arg(p)
     subs["demo"] = p
 
-    p = argparse.ArgumentParser(prog="triage replay", description="Open the app on a recorded incident.")
-    p.add_argument("file", metavar="FILE", help="a record written by triage (JSON lines)")
-    p.add_argument("--theme", choices=("dark", "light"), default="dark", help="colour theme")
+    p = argparse.ArgumentParser(prog="triage replay", description="Open the app on a recorded incident "
+                                "(with --format, print its report instead, like `triage report --from FILE`).",
+                                epilog=EXIT_CODES)
+    p.add_argument("file", metavar="FILE", help="a record written by triage (JSON lines, gzip-compressed or not)")
+    _add_theme_arg(p)
+    p.add_argument("--format", choices=("app", "md", "json"), default="app",
+                   help="app: open the app (default); md or json: print the report of the record")
+    p.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
     subs["replay"] = p
+
+    p = argparse.ArgumentParser(prog="triage help", description="Print the help of triage or of one of its commands.")
+    p.add_argument("command", nargs="?", metavar="COMMAND", help="one of: " + ", ".join(SUBCOMMANDS))
+    subs["help"] = p
 
     return top, subs
 
@@ -179,10 +225,26 @@ def _nodes(args: argparse.Namespace) -> Optional[str]:
     return None
 
 
+def help_text(command: Optional[str]) -> Optional[str]:
+    """`triage help [COMMAND]`: the help of the top level or of COMMAND; None for an unknown COMMAND."""
+    top, subs = build_parser()
+    if not command:
+        return top.format_help()
+    parser = subs.get(command)
+    return parser.format_help() if parser is not None else None
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command, args = parse(argv)
+    if command == "help":
+        text = help_text(args.command)
+        if text is None:
+            from .commands import usage_error
 
+            return usage_error(f"no command {args.command!r}; the commands are: {', '.join(SUBCOMMANDS)}")
+        sys.stdout.write(text)
+        return 0
     module = importlib.import_module(f".commands.{command}", __package__)
     try:
         return int(module.run(args) or 0)

@@ -145,6 +145,6 @@ def test_replay_without_the_app_says_so_in_one_line(demo_record: Path, monkeypat
     from triage_tui.commands import replay as replay_face
 
     monkeypatch.delattr(app_face, "run_app", raising=False)
-    assert replay_face.run(argparse.Namespace(file=str(demo_record), theme="dark")) == 2
+    assert replay_face.run(argparse.Namespace(file=str(demo_record), theme="dark")) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"triage report --from {demo_record}" in err

@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from . import fail
+from . import fail, target_failure, usage_error
 
 
 def terminal_problem() -> str:
@@ -28,7 +28,7 @@ def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: boo
     problem = terminal_problem()
     if problem:
         incident.close()
-        return fail(f"{problem}; for text use `triage report` (or `triage demo --report`, `triage report --from FILE`)")
+        return usage_error(f"{problem}; for text use `triage report` (or `triage demo --report`, `triage report --from FILE`)")
     from ..ui.app import run_app as _run  # textual is imported only when the app is opened
 
     return _run(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks)
@@ -75,12 +75,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         host = make_host(args)
     except TargetError as exc:
-        return fail(str(exc))
+        return target_failure(exc)
     try:
         target = host.resolve(args.targets, port=port)
     except TargetError as exc:
         host.close()
-        return fail(str(exc))
+        return target_failure(exc)
     options = CollectOptions(
         logs=tuple(args.log), port=port, interval_s=args.interval, smaps_budget_ms=args.smaps_budget_ms,
     )

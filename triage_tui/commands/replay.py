@@ -13,6 +13,15 @@ def run(args: argparse.Namespace) -> int:
     from ..record.recorder import RecordError
     from ..record.replay import ReplayIncident
 
+    if getattr(args, "format", "app") in ("md", "json"):  # the record's report, as `report --from` prints it
+        from ..record.export import report_from_record
+
+        try:
+            text = report_from_record(args.file, args.format)
+        except RecordError as exc:
+            return fail(str(exc))
+        sys.stdout.write(text if args.format == "md" else text + "\n")
+        return 0
     try:
         recording = read_record(args.file)
     except RecordError as exc:

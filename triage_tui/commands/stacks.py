@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from ..host.base import StackOptions, TargetError
-from . import fail
+from . import fail, target_failure
 
 
 def _remote_capture(args: argparse.Namespace, options: StackOptions):  # -> StackCapture | int
@@ -18,7 +18,7 @@ def _remote_capture(args: argparse.Namespace, options: StackOptions):  # -> Stac
     try:
         host = host_from_args(args)
     except TargetError as exc:
-        return fail(str(exc))
+        return target_failure(exc)
     try:
         target = host.resolve(list(args.targets))
         snapshot = host.collect(target, CollectOptions(discover_logs=False))
@@ -28,7 +28,7 @@ def _remote_capture(args: argparse.Namespace, options: StackOptions):  # -> Stac
             return fail(problems or "the target has no live process left")
         return host.capture_stacks(pids, options)
     except TargetError as exc:
-        return fail(str(exc))
+        return target_failure(exc)
     finally:
         host.close()
 
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         capture = _remote_capture(args, StackOptions(native=args.native, locals=args.locals, timeout_s=args.timeout))
         if isinstance(capture, int):
             return capture
-        sys.stdout.write(to_json(capture, indent=2) + "\n" if args.json else render_capture(capture, show_locals=args.locals))
+        sys.stdout.write(to_json(capture, indent=2) + "\n" if args.format == "json" else render_capture(capture, show_locals=args.locals))
         return 0
 
     from ..collect.stacks import capture_stacks
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         target = resolve_targets(list(args.targets))
     except TargetError as exc:
-        return fail(str(exc))
+        return target_failure(exc)
     pids = tree_pids(target)
     if not pids:
         if target.auto_picked:
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
     options = StackOptions(native=args.native, locals=args.locals, timeout_s=args.timeout)
     capture = with_groups(capture_stacks(pids, options))
-    if args.json:
+    if args.format == "json":
         sys.stdout.write(to_json(capture, indent=2) + "\n")
     else:
         sys.stdout.write(render_capture(capture, show_locals=args.locals))

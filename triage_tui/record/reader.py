@@ -3,7 +3,9 @@
 A record is read as far as it can be. A last line cut mid-write (the refresh in flight when
 triage was killed), a line that is not JSON, a kind or a field this version does not know (a
 newer triage wrote it): each is skipped and said so in `Recording.skipped`, never a crash. A
-file that is not a triage record at all is one RecordError.
+file that is not a triage record at all is one RecordError. A gzip record (the default) is read the
+same way: decompressed as far as the bytes go, member after member (a file appended to by several
+runs), so one cut mid-write loses only its last line, as with plain text.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import errno
 import json
 import os
 import stat
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -91,6 +94,7 @@ def read_record(path: os.PathLike[str] | str) -> Recording:
             data = f.read()
     except OSError as exc:
         raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+    data, gzip_problem = _gunzip(data) if data[:2] == _GZIP_MAGIC else (data, "")
     raw_lines = data.split(b"\n")
     cut_tail = raw_lines.pop() if raw_lines else b""  # bytes after the last newline: a line cut mid-write
     header, first = _find_header(raw_lines, path)
@@ -155,7 +159,36 @@ def read_record(path: os.PathLike[str] | str) -> Recording:
             "the refresh in flight when triage stopped is lost")
     if recording.capped:
         recording.skipped.append("the record reached its size cap: nothing after that was recorded")
+    if gzip_problem:
+        recording.skipped.append(gzip_problem)
     return recording
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_CHUNK = 64 * 1024
+
+
+def _gunzip(data: bytes) -> tuple[bytes, str]:
+    """Everything the gzip members in `data` decompress to, and what could not be read ("" when all).
+    A stream cut mid-write (no trailer) is normal for a record whose writer was killed: what was
+    flushed before the cut decompresses, so it is not counted as a problem."""
+    out: list[bytes] = []
+    rest = data
+    while rest:
+        if rest[:2] != _GZIP_MAGIC:
+            return b"".join(out), f"{len(rest)} bytes after the gzip data are not gzip: ignored"
+        inflater = zlib.decompressobj(31)
+        offset = 0
+        while offset < len(rest) and not inflater.eof:  # in chunks: damage loses only what follows it
+            try:
+                out.append(inflater.decompress(rest[offset:offset + _CHUNK]))
+            except zlib.error as exc:
+                return b"".join(out), f"the gzip data is damaged ({exc}): read up to the damage"
+            offset += _CHUNK
+        if not inflater.eof:
+            break  # cut mid-write: what came out is all there is
+        rest = inflater.unused_data + rest[offset:]
+    return b"".join(out), ""
 
 
 def _find_header(raw_lines: list[bytes], path: object) -> tuple[dict[str, Any], int]:

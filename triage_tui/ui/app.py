@@ -8,6 +8,8 @@ for a slow source (the host's own hard timeouts end that thread later).
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Optional
@@ -22,7 +24,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from ..collect.smaps_files import FileMapping, mappings_by_file
 from ..incident import Incident
 from ..model.snapshot import Snapshot
-from .export import export_report
+from .export import ExportError, export_report_somewhere
 from .header import render_banner, render_header
 from .messages import MappingsReady, ReportExported, SnapshotReady, StacksFailed, StacksReady, TickFailed
 from .panes import Pane, View, update_static
@@ -72,6 +74,7 @@ class TriageApp(App[None]):
         clock: Callable[[], float] = time.time,
         export_dir: str = ".",
         auto_stacks: bool = False,
+        export_dirs: Sequence[str] = (),
     ) -> None:
         super().__init__()
         self.auto_stacks = auto_stacks  # capture the whole target once, by itself, when it all idles
@@ -79,7 +82,7 @@ class TriageApp(App[None]):
         self.interval = interval
         self.live = live
         self.clock = clock
-        self.export_dir = export_dir
+        self.export_dirs: tuple[str, ...] = tuple(export_dirs) or (export_dir,)  # `e` tries these in order
         self.theme = "textual-light" if theme == "light" else "textual-dark"
         self.paused = False
         self.collecting_since: Optional[float] = None
@@ -87,6 +90,7 @@ class TriageApp(App[None]):
         self.view_at: Optional[float] = None  # taken_at of the snapshot shown while looking back
         self.idle = IdleTracker.over(list(incident.timeline)[-IDLE_WINDOW:])
         self.zoomed: Optional[str] = None
+        self._last_jump: Optional[tuple[Optional[float], Optional[float], int]] = None  # (from, to, seconds)
         self.last_export: Optional[str] = None
         self.ticks_started = 0
         self._capturing = False
@@ -261,12 +265,22 @@ class TriageApp(App[None]):
         timeline = self.incident.timeline
         if not timeline:
             return
+        # `{` then `}` comes back to the very refresh it left (refreshes are not evenly spaced, so a
+        # minute back and a minute forward can land elsewhere): the jump just made is undone exactly.
+        last = self._last_jump
+        if last is not None and last[1] == self.view_at and (seconds > 0) != (last[2] > 0):
+            self._last_jump = None
+            self.view_at = last[0]
+            self.render_all()
+            return
+        came_from = self.view_at
         base = timeline[-1].taken_at if self.view_at is None else self.view_at
         target = base + seconds
         if target >= timeline[-1].taken_at:
-            self.action_live()
-            return
-        self.view_at = timeline[self._index_of(max(target, timeline[0].taken_at))].taken_at
+            self.view_at = None
+        else:
+            self.view_at = timeline[self._index_of(max(target, timeline[0].taken_at))].taken_at
+        self._last_jump = (came_from, self.view_at, seconds)
         self.render_all()
 
     def action_live(self) -> None:
@@ -354,8 +368,11 @@ class TriageApp(App[None]):
     @work(thread=True, group="export", exclusive=True, exit_on_error=False)
     def _export(self) -> None:
         try:
-            path = call_cancellable(export_report, self.incident, self.export_dir)
+            path = call_cancellable(export_report_somewhere, self.incident, self.export_dirs)
         except Cancelled:
+            return
+        except ExportError as exc:
+            self.post_message(ReportExported("", str(exc)))
             return
         except Exception as exc:
             self.post_message(ReportExported("", f"{type(exc).__name__}: {exc}"))
@@ -380,9 +397,28 @@ class TriageApp(App[None]):
 
 def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: bool = True, auto_stacks: bool = False) -> int:
     """Open the app on `incident` (a live Incident, the demo's, or a replay source) until the user quits."""
-    app = TriageApp(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks)
+    app = TriageApp(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks,
+                    export_dirs=export_directories(incident))
     try:
         app.run()
     finally:
         incident.close()
+        recorder = getattr(incident, "recorder", None)
+        if recorder is not None and getattr(recorder, "message", ""):
+            print(f"triage: {recorder.message}", file=sys.stderr)  # where the record is, for replay/report
     return 0
+
+
+def export_directories(incident: Any) -> tuple[str, ...]:
+    """Where `e` tries to write, in order: the record's directory (the incident's files together),
+    else the current directory, else the XDG state directory."""
+    out: list[str] = []
+    path = (getattr(getattr(incident, "recorder", None), "path", None)
+            or getattr(getattr(incident, "recording", None), "path", None))
+    if path:
+        out.append(os.path.dirname(os.path.abspath(str(path))))
+    out.append(os.getcwd() if os.path.isdir(".") else ".")
+    from ..record.recorder import state_directory
+
+    out.append(str(state_directory()))
+    return tuple(dict.fromkeys(out))

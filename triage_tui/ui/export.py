@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import os
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from ..model.snapshot import Snapshot
@@ -36,6 +37,22 @@ def export_report(incident: Any, directory: str = ".") -> str:
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return path
+
+
+class ExportError(OSError):
+    """No directory `e` tried could take the report: the message says which and why, one line."""
+
+
+def export_report_somewhere(incident: Any, directories: Sequence[str]) -> str:
+    """Write the report into the first of `directories` that takes it; return the path written.
+    ExportError names every directory tried and why it refused (read-only, gone, full)."""
+    reasons: list[str] = []
+    for directory in directories:
+        try:
+            return export_report(incident, directory)
+        except OSError as exc:
+            reasons.append(f"{directory}: {exc.strerror or exc}")
+    raise ExportError("no directory could take it (" + "; ".join(reasons) + ")")
 
 
 def summary_markdown(timeline: list[Snapshot], changelog: list[str]) -> str:
