@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Optional
 
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Container
+from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -26,6 +27,7 @@ from ..incident import Incident
 from ..model.snapshot import Snapshot
 from .export import ExportError, export_report_somewhere
 from .header import render_banner, render_header
+from .verdict_line import render_verdict_line, stacks_summary, verdict_of
 from .messages import MappingsReady, ReportExported, SnapshotReady, StacksFailed, StacksReady, TickFailed
 from .panes import Pane, View, update_static
 from .panes.gpus import GpusPane
@@ -48,21 +50,25 @@ class TriageApp(App[None]):
     TITLE = "triage"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-medium"), (200, "-wide")]
     BINDINGS = [
+        # the footer shows these first, so `? help` and `q quit` fit at 80 columns
+        Binding("question_mark", "help", "help"),
+        Binding("q", "quit", "quit"),
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),  # as in htop and nvitop
+        Binding("f1", "help", "help", show=False),
+        Binding("f10", "quit", "quit", show=False, priority=True),
         *(Binding(str(n), f"focus_pane({n})", f"pane {n}", show=False) for n in range(1, 7)),
-        Binding("z", "zoom", "zoom"),
-        Binding("s", "capture(False)", "stacks"),
         Binding("S", "capture(True)", "all stacks"),
+        Binding("z", "zoom", "zoom"),
+        Binding("s", "capture(False)", "stacks", show=False),
         Binding("m", "memory_map", "mem map", show=False),
-        Binding("p", "pause", "pause"),
-        Binding("r", "refresh_now", "refresh"),
+        Binding("p", "pause", "pause", show=False),
+        Binding("r", "refresh_now", "refresh", show=False),
         Binding("left_square_bracket", "step(-1)", "back", show=False),
         Binding("right_square_bracket", "step(1)", "fwd", show=False),
         Binding("left_curly_bracket", "jump(-60)", "-1 min", show=False),
         Binding("right_curly_bracket", "jump(60)", "+1 min", show=False),
         Binding("end", "live", "live", show=False, priority=True),
         Binding("e", "export", "export", show=False),
-        Binding("question_mark", "help", "help"),
-        Binding("q", "quit", "quit"),
     ]
 
     def __init__(
@@ -99,6 +105,7 @@ class TriageApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Static("", id="header")
         yield Static("", id="banner")
+        yield Static("", id="verdict")
         with Container(id="panes"):
             yield ProcessesPane(id="processes", classes="pane")
             yield GpusPane(id="gpus", classes="pane")
@@ -152,11 +159,43 @@ class TriageApp(App[None]):
     def render_all(self) -> None:
         snap = self.shown_snapshot()
         self.render_header()
+        self.render_verdict()
         if snap is None:
             return
         view = self._view(snap)
         for number in range(1, 7):
             self.pane(number).show(view)
+        self._fit_layout()
+
+    def render_verdict(self) -> None:
+        """The line under the header: the engine's top cause at the moment shown, or what is missing."""
+        timeline = self.incident.timeline
+        shown = self.shown_snapshot()
+        upto = list(timeline) if self.view_at is None else list(timeline)[: self._index_of(self.view_at) + 1]
+        stacks = getattr(shown, "stacks", None) if shown is not None else None
+        v = verdict_of(shown, upto, has_stacks=stacks is not None or getattr(self.incident, "latest_stacks", None) is not None)
+        line = self.query_one("#verdict", Static)
+        update_static(line, render_verdict_line(v, max(20, self.size.width - 2)))
+
+    def _fit_layout(self) -> None:
+        """A GPU pane with nothing to show takes one line (and its grid cell goes to Hypotheses); at
+        80x24 Processes takes the whole first screen under the verdict, the other panes below it."""
+        empty = self.query_one(GpusPane).empty
+        self.screen.set_class(empty, "-nogpu")
+        panes = self.query_one("#panes")
+        if self.screen.has_class("-narrow"):
+            first = max(8, panes.size.height - (1 if empty else 0))
+            rows = f"{first} " + " ".join(["12"] * 5)
+            if getattr(self, "_narrow_rows", None) != rows:
+                self._narrow_rows = rows
+                panes.styles.grid_rows = rows
+        elif getattr(self, "_narrow_rows", None) is not None:
+            self._narrow_rows = None
+            panes.styles.clear_rule("grid_rows")
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit_layout)
+        self.call_after_refresh(self.render_verdict)
 
     def render_header(self) -> None:
         latest = self.incident.latest
@@ -228,7 +267,9 @@ class TriageApp(App[None]):
         pane = self.pane(number)
         if self.zoomed is not None and self.zoomed != pane.id:
             self._set_zoom(pane.id)
-        pane.focus_target.focus()
+        # Focus now, not after the next refresh (Widget.focus defers it): a key typed right after
+        # (`6z`) then acts on the pane it names.
+        self.screen.set_focus(pane.focus_target, scroll_visible=False)
         pane.scroll_visible(animate=False)
 
     def action_zoom(self) -> None:
@@ -240,6 +281,10 @@ class TriageApp(App[None]):
         self.screen.set_class(pane_id is not None, "-zoom")
         for pane in self.query(".pane"):
             pane.set_class(pane.id == pane_id, "-zoomed")
+        if pane_id is None:  # back from zoom: the view goes to the pane that has focus, not to the top
+            focused = self.focused_pane()
+            if focused is not None:
+                self.call_after_refresh(focused.scroll_visible, animate=False)
 
     # ------------------------------------------------------------ keys: refresh and time
     def action_pause(self) -> None:
@@ -306,6 +351,8 @@ class TriageApp(App[None]):
         what = "the whole target" if pids is None else f"{len(pids)} process{'es' if len(pids) > 1 else ''} ({', '.join(map(str, pids[:6]))})"
         self._capturing = True
         self.query_one(StacksPane).set_progress(f"capturing stacks of {what} with py-spy…")
+        # said where it is seen at every size: at 80x24 the Stacks pane is below the first screen
+        self.notify(f"capturing stacks of {what} with py-spy… (5 shows the Stacks pane)", timeout=4)
         self._capture(pids)
 
     @work(thread=True, group="stacks", exit_on_error=False)
@@ -324,10 +371,44 @@ class TriageApp(App[None]):
     def on_stacks_ready(self, message: StacksReady) -> None:
         self._capturing = False
         self.query_one(StacksPane).set_capture(message.capture)
+        self.notify(stacks_summary(message.capture) + " (5 shows them)", timeout=8)
 
     def on_stacks_failed(self, message: StacksFailed) -> None:
         self._capturing = False
         self.query_one(StacksPane).set_error(message.error)
+        self.notify(message.error, severity="error", timeout=8)
+
+    # ------------------------------------------------------------ the command palette
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Ctrl+P lists triage's own actions by name (the keys are in `?`), then textual's."""
+        yield SystemCommand("Capture stacks: whole target", "py-spy every process of the target at once (S)",
+                            lambda: self.action_capture(True))
+        yield SystemCommand("Capture stacks: selected", "py-spy the selected or tagged processes (s)",
+                            lambda: self.action_capture(False))
+        yield SystemCommand("Export the report", "write the Markdown report of the incident so far (e)",
+                            self.action_export)
+        procs = self.query_one(ProcessesPane)
+        for key, what in (("cpu", "CPU %"), ("pss", "memory (PSS)"), ("rss", "RSS"), ("time", "CPU time"),
+                          ("pid", "PID"), ("name", "name")):
+            yield SystemCommand(f"Sort processes by {what}", f"the Processes pane, by {what}",
+                                lambda key=key: procs.action_sort_by(key))
+        yield SystemCommand("Reverse the process sort", "I", procs.action_reverse_sort)
+        yield SystemCommand("Processes: tree / flat", "t", procs.action_toggle_tree)
+        for number in range(1, 7):
+            name = self.pane(number).title
+            yield SystemCommand(f"Go to pane {number}: {name}", f"focus {name} ({number})",
+                                lambda number=number: self.action_focus_pane(number))
+        yield SystemCommand("Zoom the focused pane", "full screen, and back (z)", self.action_zoom)
+        yield SystemCommand("Step back a refresh", "[", lambda: self.action_step(-1))
+        yield SystemCommand("Step forward a refresh", "]", lambda: self.action_step(1))
+        yield SystemCommand("Back a minute", "{", lambda: self.action_jump(-60))
+        yield SystemCommand("Forward a minute", "}", lambda: self.action_jump(60))
+        yield SystemCommand("Back to live", "End", self.action_live)
+        yield SystemCommand("Pause / resume refresh", "p", self.action_pause)
+        yield SystemCommand("Refresh now", "r", self.action_refresh_now)
+        yield SystemCommand("Memory map of the selected process", "m", self.action_memory_map)
+        yield SystemCommand("Help: every key", "? or F1", self.action_help)
+        yield from super().get_system_commands(screen)
 
     def action_memory_map(self) -> None:
         procs = self.query_one(ProcessesPane)

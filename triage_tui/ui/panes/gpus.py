@@ -25,6 +25,15 @@ class GpusPane(Pane):
     def focus_target(self) -> PaneScroll:
         return self.query_one(PaneScroll)
 
+    @property
+    def empty(self) -> bool:
+        """Nothing to show but why (no GPU, no driver): the app gives the pane one line."""
+        view = getattr(self, "_view", None)
+        if view is None:
+            return False
+        report = view.snapshot.gpus
+        return report.error is not None or not report.devices
+
     def show(self, view: View) -> None:
         self._view = view
         self._redraw()
@@ -35,7 +44,11 @@ class GpusPane(Pane):
     def _redraw(self) -> None:
         view = getattr(self, "_view", None)
         if view is not None:
-            update_static(self.query_one("#gpu-body", Static), render_gpus(view, max(20, self.size.width - 2)))
+            text = render_gpus(view, max(20, self.size.width - 2))
+            if self.empty:  # one line, no border: the pane's name goes in front
+                text = Text.assemble((f"{self.number} {self.title}: ", "bold"), text)
+                text.no_wrap, text.overflow = True, "ellipsis"
+            update_static(self.query_one("#gpu-body", Static), text)
 
 
 def render_gpus(view: View, width: int = 80) -> Text:

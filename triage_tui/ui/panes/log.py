@@ -32,6 +32,8 @@ class LogPane(Pane):
         Binding("f", "toggle_follow", "follow"),
         Binding("l", "cycle_level", "level"),
         Binding("slash", "search", "search"),
+        Binding("n", "next_match(1)", "next match", show=False),
+        Binding("N", "next_match(-1)", "previous match", show=False),
         Binding("escape", "clear_search", "clear search", show=False),
     ]
 
@@ -43,6 +45,8 @@ class LogPane(Pane):
         self._view: Optional[View] = None
         self._rendered_key: object = None
         self.shown_lines: list[str] = []
+        self.match_rows: list[int] = []  # the log view's line of each search match, in order
+        self.current_match: Optional[int] = None  # n/N: the match shown, an index into match_rows
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static("", id="log-status")
@@ -69,6 +73,7 @@ class LogPane(Pane):
         log.auto_scroll = self.follow
         log.clear()
         self.shown_lines = []
+        self.match_rows = []
         for tail in tails:
             if len(tails) > 1:
                 log.write(Text(f"── {tail.path} ({tail.source})", style="dim"))
@@ -77,6 +82,8 @@ class LogPane(Pane):
             for line in tail.lines:
                 if self._keeps(line):
                     self.shown_lines.append(line.text)
+                    if self.search:
+                        self.match_rows.append(len(log.lines))
                     log.write(self._styled(line))
             if tail.partial and self.level == "all":
                 log.write(Text(tail.partial + "  (no newline yet)", style="dim"))
@@ -107,7 +114,8 @@ class LogPane(Pane):
             out.append("no log", style="dim")
         out.append(f" · {'following' if self.follow else 'paused scroll'} · level {self.level}")
         if self.search:
-            out.append(f" · search '{self.search}'")
+            where = f"{self.current_match + 1}/" if self.current_match is not None else ""
+            out.append(f" · search '{self.search}' {where}{len(self.match_rows)} (n/N)")
         return out
 
     def _refresh(self) -> None:
@@ -126,6 +134,23 @@ class LogPane(Pane):
         self.level = LEVELS[(LEVELS.index(self.level) + 1) % len(LEVELS)]
         self._refresh()
 
+    def action_next_match(self, step: int) -> None:
+        """n / N: the next / previous line the search matches, scrolled to (following stops, as in less)."""
+        if not self.search or not self.match_rows:
+            self.app.notify("no search: / searches the log, then n/N step through the matches")
+            return
+        n = len(self.match_rows)
+        if self.current_match is None:  # the first n is the first match, the first N the last
+            self.current_match = 0 if step > 0 else n - 1
+        else:
+            self.current_match = (self.current_match + step) % n
+        self.follow = False
+        log = self.query_one(LogView)
+        log.auto_scroll = False
+        log.scroll_to(y=max(0, self.match_rows[self.current_match] - log.size.height // 2), animate=False)
+        if self._view is not None:
+            update_static(self.query_one("#log-status", Static), self._status(self._view.snapshot.logs))
+
     def action_search(self) -> None:
         box = self.query_one(Input)
         box.display = True
@@ -143,6 +168,7 @@ class LogPane(Pane):
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
         self.search = event.value.strip()
+        self.current_match = None
         self._refresh()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

@@ -79,6 +79,12 @@ class ProcessesPane(Pane):
         Binding("space", "toggle_tag", "tag"),
         Binding("slash", "filter", "filter"),
         Binding("o", "cycle_sort", "sort"),
+        Binding("P", "sort_by('cpu')", "sort CPU", show=False),
+        Binding("M", "sort_by('pss')", "sort memory", show=False),
+        Binding("T", "sort_by('time')", "sort time", show=False),
+        Binding("N", "sort_by('pid')", "sort PID", show=False),
+        Binding("I", "reverse_sort", "reverse sort", show=False),
+        Binding("t", "toggle_tree", "tree/flat", show=False),
         Binding("escape", "clear_filter", "clear filter", show=False),
     ]
 
@@ -88,6 +94,8 @@ class ProcessesPane(Pane):
         self.tagged: set[int] = set()
         self.filter_text = ""
         self.sort = "pid"
+        self.reverse = False  # I: the sort turned around
+        self.flat = False  # t: every process by the sort alone, no tree
         self.rows: list[Row] = []
         self.columns: tuple[str, ...] = WIDE_COLUMNS
         self._shown_keys: list[str] = []
@@ -141,7 +149,7 @@ class ProcessesPane(Pane):
         table = self.table
         keep = self.selected_pid()
         procs = view.snapshot.processes
-        self.rows = tree_rows(procs, frozenset(self.collapsed), self.filter_text, self.sort)
+        self.rows = tree_rows(procs, frozenset(self.collapsed), self.filter_text, self.sort, self.reverse, self.flat)
         now = view.snapshot.taken_at
         keys = [str(r.process.pid) for r in self.rows]
         self._idle_at = self.columns.index("idle") if "idle" in self.columns else None
@@ -164,7 +172,8 @@ class ProcessesPane(Pane):
         shown = len(self.rows)
         extra = f" · filter '{self.filter_text}'" if self.filter_text else ""
         tags = f" · {len(self.tagged)} tagged" if self.tagged else ""
-        self.border_subtitle = f"{shown}/{len(procs)} rows · sort {self.sort}{extra}{tags}"
+        order = f"sort {self.sort}{' reversed' if self.reverse else ''}{' · flat' if self.flat else ''}"
+        self.border_subtitle = f"{shown}/{len(procs)} rows · {order}{extra}{tags}"
 
     def _update_changed(self, keys: list[str], cells: list[list[object]]) -> None:
         """Same rows as shown: touch only the cells that changed (a full rebuild re-measures every row:
@@ -278,6 +287,23 @@ class ProcessesPane(Pane):
     def action_cycle_sort(self) -> None:
         keys = list(SORT_KEYS)
         self.sort = keys[(keys.index(self.sort) + 1) % len(keys)]
+        self._refresh()
+
+    def action_sort_by(self, key: str) -> None:
+        """htop's direct keys: P CPU, M memory (PSS, the true figure), T CPU time; N PID. Pressing the
+        key of the sort already in use turns it around, as htop does."""
+        if key not in SORT_KEYS:
+            return
+        self.reverse = (not self.reverse) if key == self.sort else False
+        self.sort = key
+        self._refresh()
+
+    def action_reverse_sort(self) -> None:
+        self.reverse = not self.reverse
+        self._refresh()
+
+    def action_toggle_tree(self) -> None:
+        self.flat = not self.flat
         self._refresh()
 
     def on_input_changed(self, event: Input.Changed) -> None:
