@@ -239,10 +239,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     command, args = parse(argv)
     if command == "help":
         text = help_text(args.command)
-        if text is None:
-            from .commands import usage_error
-
-            return usage_error(f"no command {args.command!r}; the commands are: {', '.join(SUBCOMMANDS)}")
+        if text is None:  # a usage error, said as commands.fail says it (cli imports no face statically)
+            print(f"triage: error: no command {args.command!r}; the commands are: {', '.join(SUBCOMMANDS)}",
+                  file=sys.stderr)
+            return 2
         sys.stdout.write(text)
         return 0
     module = importlib.import_module(f".commands.{command}", __package__)

@@ -96,6 +96,7 @@ class TriageApp(App[None]):
         self.view_at: Optional[float] = None  # taken_at of the snapshot shown while looking back
         self.idle = IdleTracker.over(list(incident.timeline)[-IDLE_WINDOW:])
         self.zoomed: Optional[str] = None
+        self._narrow_rows: Optional[str] = None  # the narrow grid's row heights as last set
         self._last_jump: Optional[tuple[Optional[float], Optional[float], int]] = None  # (from, to, seconds)
         self.last_export: Optional[str] = None
         self.ticks_started = 0
@@ -186,10 +187,10 @@ class TriageApp(App[None]):
         if self.screen.has_class("-narrow"):
             first = max(8, panes.size.height - (1 if empty else 0))
             rows = f"{first} " + " ".join(["12"] * 5)
-            if getattr(self, "_narrow_rows", None) != rows:
+            if self._narrow_rows != rows:
                 self._narrow_rows = rows
-                panes.styles.grid_rows = rows
-        elif getattr(self, "_narrow_rows", None) is not None:
+                panes.styles.grid_rows = rows  # type: ignore[assignment]  # textual parses the text
+        elif self._narrow_rows is not None:
             self._narrow_rows = None
             panes.styles.clear_rule("grid_rows")
 
@@ -484,9 +485,9 @@ def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: boo
         app.run()
     finally:
         incident.close()
-        recorder = getattr(incident, "recorder", None)
-        if recorder is not None and getattr(recorder, "message", ""):
-            print(f"triage: {recorder.message}", file=sys.stderr)  # where the record is, for replay/report
+        message = str(getattr(getattr(incident, "recorder", None), "message", "") or "")
+        if message:
+            print(f"triage: {message}", file=sys.stderr)  # where the record is, for replay/report
     return 0
 
 
