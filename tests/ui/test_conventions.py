@@ -183,3 +183,43 @@ async def test_S_gives_visible_feedback_at_80x24(app, incident):
         said = [n.message for n in app._notifications]
         assert any(m.startswith("capturing stacks of the whole target") for m in said)
         assert any(m.startswith("stacks captured:") and "odd one out PID" in m for m in said)
+
+
+async def test_hypotheses_fold_the_unlikely_and_ruled_out_under_one_line(app):
+    from triage_tui.ui.panes.hypotheses import folds
+
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        hypotheses = app.shown_snapshot().hypotheses
+        folded = [h for h in hypotheses if folds(h)]
+        assert folded and any(h.status == "ruled out" for h in folded)
+        tree = app.query_one(HypothesesPane).focus_target
+        labels = [str(n.label) for n in tree.root.children]
+        more = [n for n in tree.root.children if str(n.label).startswith(f"{len(folded)} more (")]
+        assert len(more) == 1 and "ruled out" in str(more[0].label)
+        assert not any(h.title in label for h in folded for label in labels)  # not listed on top
+        more[0].expand()
+        await pilot.pause()
+        inside = " ".join(str(leaf.label) for leaf in more[0].children)
+        assert all(h.title.split()[0] in inside for h in folded)  # one key away, each named
+
+
+async def test_hypothesis_texts_wrap_and_evidence_is_not_repeated(app):
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("6", "z")
+        await pilot.pause()
+        tree = app.query_one(HypothesesPane).focus_target
+        for node in tree.root.children:
+            node.expand()
+        await pilot.pause()
+        width = tree.size.width
+        lines = [node.label for node in tree.root.children] + [
+            leaf.label for node in tree.root.children for leaf in node.children]
+        assert all(line.cell_len <= width - 2 for line in lines), [str(x) for x in lines if x.cell_len > width - 2]
+        assert tree.max_scroll_x == 0  # nothing to scroll to sideways
+        evidence = [str(leaf.label) for node in tree.root.children[:1] for leaf in node.children
+                    if str(leaf.label).startswith("+ ")]
+        assert len(evidence) == len(set(evidence))
+        nexts = [str(leaf.label) for node in tree.root.children for leaf in node.children]
+        assert not any("S on it" in line for line in nexts)
