@@ -19,7 +19,7 @@ from typing import Optional, Union
 from .diagnose.job import diagnose_job
 from .host.base import CollectOptions, Host, StackOptions, TargetError
 from .host.ssh_connect import SshError
-from .incident import Incident
+from .incident import Incident, Recorder
 from .model.job import JobMoment, NodeEvidence
 from .model.snapshot import Hypothesis, Snapshot
 from .model.stacks import StackCapture
@@ -35,8 +35,10 @@ class NodeWatch:
 
     def __init__(self, name: str, make_host: Callable[[], Host],
                  specs: Union[Sequence[str], Callable[[Host], Sequence[str]]], port: Optional[int],
-                 options: CollectOptions, mode: str = "") -> None:
+                 options: CollectOptions, mode: str = "",
+                 make_recorder: Optional[Callable[[str], Optional[Recorder]]] = None) -> None:
         self.name = name
+        self.make_recorder = make_recorder  # given the node's name, once its target resolved
         self.make_host = make_host
         self.specs = specs  # the TARGET specs, or how to find them on the node (a Slurm job's PIDs there)
         self.port = port
@@ -92,7 +94,8 @@ class NodeWatch:
                 self.reachable, self.reason = True, f"no process of the target: {exc}"
                 self.last_answer_at = time.time()
                 return
-            self.incident = Incident(self.host, target, self.options)
+            recorder = self.make_recorder(self.name) if self.make_recorder is not None else None
+            self.incident = Incident(self.host, target, self.options, recorder=recorder)
         snapshot = self.incident.tick()
         failing = [s for s in snapshot.sources if s.name == "ssh" and s.status == "failing"]
         if failing:

@@ -62,8 +62,9 @@ def _report(env: SshEnv, *extra: str) -> subprocess.CompletedProcess:
         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240)
 
 
-def test_the_node_and_rank_that_differ_are_the_jobs_top_cause(ssh_env: SshEnv, job: dict[str, Sshd]) -> None:
-    done = _report(ssh_env)
+def test_the_node_and_rank_that_differ_are_the_jobs_top_cause(ssh_env: SshEnv, job: dict[str, Sshd],
+                                                              tmp_path: Path) -> None:
+    done = _report(ssh_env, "--record", str(tmp_path / "job-record"))
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert sorted(n["node"] for n in report["nodes"]) == ["n1", "n2", "n3"]
@@ -76,6 +77,12 @@ def test_the_node_and_rank_that_differ_are_the_jobs_top_cause(ssh_env: SshEnv, j
     assert zombies and [r["pid"] for r in top["ranks"]] == zombies
     for node in report["nodes"]:  # each node saw only its own piece: a launcher and its ranks
         assert len(node["processes"]) == RANKS + 1, node["node"]
+    # the record holds every node: one ordinary record each, which report --from reads back
+    assert sorted(p.name for p in (tmp_path / "job-record").iterdir()) == ["n1.jsonl", "n2.jsonl", "n3.jsonl"]
+    again = subprocess.run([sys.executable, "-m", "triage_tui", "report", "--from", str(tmp_path / "job-record" / "n3.jsonl"),
+                            "--format", "json"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert again.returncode == 0, again.stderr
+    assert {p["pid"] for p in json.loads(again.stdout)["processes"]} == {p["pid"] for p in n3["processes"]}
 
 
 def test_a_stopped_node_is_unreachable_and_the_others_still_report(ssh_env: SshEnv, job: dict[str, Sshd]) -> None:

@@ -38,7 +38,7 @@ def run_job_app(args: argparse.Namespace) -> int:
     """The Nodes view of a job across nodes (--ssh list, --hostfile, --slurm)."""
     from ..host.base import CollectOptions, TargetError
     from ..host.slurm import SlurmError
-    from .job import build_fleet
+    from .job import JobRecords, build_fleet
     from .report import port_of
 
     problem = terminal_problem()
@@ -48,12 +48,17 @@ def run_job_app(args: argparse.Namespace) -> int:
     options = CollectOptions(logs=tuple(args.log), port=port, interval_s=args.interval,
                              smaps_budget_ms=args.smaps_budget_ms)
     try:
-        fleet = build_fleet(args, options, port)
+        records = JobRecords(args)
+        fleet = build_fleet(args, options, port, records)
     except (TargetError, SlurmError) as exc:
         return fail(str(exc))
     from ..ui.nodes_app import run_nodes_app
 
-    return run_nodes_app(fleet, interval=args.interval, theme=args.theme)
+    try:
+        return run_nodes_app(fleet, interval=args.interval, theme=args.theme)
+    finally:
+        if records.message():
+            print(f"triage: {records.message()}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,10 +8,12 @@ The same TARGET spec applies on every node.
 from __future__ import annotations
 
 import argparse
+import re
 import socket
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Optional
 
 from ..fleet import DEFAULT_CONCURRENCY, DEFAULT_NODE_TIMEOUT_S, Fleet, NodeWatch
@@ -19,6 +21,7 @@ from ..host.base import CollectOptions, Host, StackOptions, TargetError
 from ..host.node_list import NodeListError, nodes_from
 from ..host.slurm import SlurmError, is_this_machine, job_of, job_pids
 from ..model.job import JobMoment
+from ..record.recorder import Recorder, RecordError
 from . import fail
 
 
@@ -56,9 +59,58 @@ def _slurm_specs(job_id: str) -> Callable[[Host], list[str]]:
     return specs
 
 
-def build_watches(args: argparse.Namespace, options: CollectOptions, port: Optional[int]) -> list[NodeWatch]:
+class JobRecords:
+    """Where a job is recorded: one record per node, side by side in one directory (`--record DIR`, else a
+    new `triage-job-…` directory under the XDG state directory); each is an ordinary single-node record that
+    `triage replay` and `report --from` read."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from ..record.recorder import default_record_path, state_directory
+
+        self.enabled = not getattr(args, "no_record", False)
+        self.targets = tuple(getattr(args, "targets", ()) or ())
+        self.paths: list[str] = []
+        named = getattr(args, "record", None)
+        self.directory: Optional[Path] = None
+        if not self.enabled:
+            return
+        try:
+            if named:
+                self.directory = Path(named)
+            else:
+                base = default_record_path("job", time.time(), state_directory())
+                self.directory = base.with_suffix("")
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            if named:
+                raise TargetError(f"--record {named}: cannot make the job's record directory: {exc}") from None
+            print(f"triage: warning: not recording this job: {exc} (use --record DIR)", file=sys.stderr)
+            self.enabled = False
+
+    def recorder(self, node: str) -> Optional[Recorder]:
+        if not self.enabled or self.directory is None:
+            return None
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", node) or "node"
+        path = self.directory / f"{safe}.jsonl"
+        try:
+            recorder = Recorder(path, host=node, target=self.targets)
+        except (RecordError, OSError) as exc:
+            print(f"triage: warning: not recording {node}: {exc}", file=sys.stderr)
+            return None
+        self.paths.append(str(path))
+        return recorder
+
+    def message(self) -> str:
+        if not self.enabled or self.directory is None:
+            return ""
+        return f"recorded {len(self.paths)} node(s) under {self.directory}/ (replay one: triage replay FILE)"
+
+
+def build_watches(args: argparse.Namespace, options: CollectOptions, port: Optional[int],
+                  records: Optional[JobRecords] = None) -> list[NodeWatch]:
     """One NodeWatch per node of the job. Raises TargetError (one line) for a bad list or job."""
     targets = list(getattr(args, "targets", ()) or ())
+    make_recorder = records.recorder if records is not None else None
     job_id = getattr(args, "slurm", None)
     if job_id:
         job = job_of(job_id)
@@ -67,19 +119,23 @@ def build_watches(args: argparse.Namespace, options: CollectOptions, port: Optio
         for node in job.nodes:
             specs: Sequence[str] | Callable[[Host], Sequence[str]] = targets or _slurm_specs(job.job_id)
             if is_this_machine(node, here):
-                watches.append(NodeWatch(node, _local_factory, specs, port, options, mode="local"))
+                watches.append(NodeWatch(node, _local_factory, specs, port, options, mode="local",
+                                         make_recorder=make_recorder))
             else:
-                watches.append(NodeWatch(node, _ssh_host_factory(args, node), specs, port, options))
+                watches.append(NodeWatch(node, _ssh_host_factory(args, node), specs, port, options,
+                                         make_recorder=make_recorder))
         return watches
     try:
         nodes = requested_nodes(args)
     except NodeListError as exc:
         raise TargetError(str(exc)) from None
-    return [NodeWatch(node, _ssh_host_factory(args, node), targets, port, options) for node in nodes]
+    return [NodeWatch(node, _ssh_host_factory(args, node), targets, port, options, make_recorder=make_recorder)
+            for node in nodes]
 
 
-def build_fleet(args: argparse.Namespace, options: CollectOptions, port: Optional[int]) -> Fleet:
-    watches = build_watches(args, options, port)
+def build_fleet(args: argparse.Namespace, options: CollectOptions, port: Optional[int],
+                records: Optional[JobRecords] = None) -> Fleet:
+    watches = build_watches(args, options, port, records)
     return Fleet(watches, concurrency=int(getattr(args, "concurrency", None) or DEFAULT_CONCURRENCY),
                  node_timeout_s=float(getattr(args, "node_timeout", None) or DEFAULT_NODE_TIMEOUT_S))
 
@@ -109,7 +165,8 @@ def run_job_report(args: argparse.Namespace, port: Optional[int]) -> int:
     options = CollectOptions(logs=tuple(getattr(args, "log", ()) or ()), port=port, interval_s=args.interval,
                              smaps_budget_ms=args.smaps_budget_ms)
     try:
-        fleet = build_fleet(args, options, port)
+        records = JobRecords(args)
+        fleet = build_fleet(args, options, port, records)
     except (TargetError, SlurmError) as exc:
         return fail(str(exc))
     try:
@@ -123,6 +180,8 @@ def run_job_report(args: argparse.Namespace, port: Optional[int]) -> int:
         return 0
     finally:
         fleet.close()
+        if records.message():
+            print(f"triage: {records.message()}", file=sys.stderr)
 
 
 def run_job_stacks(args: argparse.Namespace) -> int:
