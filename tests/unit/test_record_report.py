@@ -44,7 +44,7 @@ def _check_demo_report(text: str) -> None:
     majority = next(line for line in text.splitlines() if line.startswith("### 7 threads"))
     assert "collective" in majority and all(str(p) in majority for p in WORKERS if p != ODD_RANK_PID)
     # the ruled-out OOM with the RSS-illusion figures
-    assert "(`oom`): ruled out" in text
+    assert "**Ruled out:**" in text and "- Out of memory (`oom`)" in text
     assert "RSS overstates memory here" in text
     assert size(8 * WORKER_RSS) in text and size(8 * WORKER_PSS) in text
     assert size(SYSTEM_TOTAL) in text and size(SYSTEM_AVAILABLE) in text

@@ -85,7 +85,7 @@ def test_report_has_every_section_and_the_key_figures() -> None:
     assert "└─ scheduler_TP7" in text and "| 100 | 1 | python3 | S |" in text
     assert "28.0 s" in text  # the launcher's CPU time
     assert "Silent for: 312 s" in text
-    assert "[warning] UserWarning: old" in text
+    assert "\nUserWarning: old" in text and "[warning]" not in text  # logs verbatim
     assert "127.0.0.1 port 30123: **refused**" in text
     assert "No GPU figures: unavailable: no NVIDIA driver (install the driver or run on a GPU node)" in text
     assert "unavailable: not read yet (wait one refresh)" in text  # the launcher's PSS
@@ -93,7 +93,7 @@ def test_report_has_every_section_and_the_key_figures() -> None:
     assert "odd one out (departs at `init_drafter`)" in text
     # hypotheses ranked by score: the likely one first
     assert text.index("Wait for a missing rank") < text.index("Out of memory")
-    assert "Next check: capture stacks of all 8 workers: S" in text
+    assert "Next check: capture stacks of all 8 workers\n" in text  # shell words: no app key in a ticket
 
 
 def test_rss_illusion_sentence_carries_its_figures() -> None:

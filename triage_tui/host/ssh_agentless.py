@@ -214,7 +214,9 @@ def _process(row: ProcessInfo, status_text: Optional[str]) -> ProcessInfo:
 def _gpus(sections: Sections, pids: set[int]) -> GpuReport:
     text, apps_text = sections.get("gpu"), sections.get("gpuapps")
     if not text.strip() or "nvidia-smi-failed" in text:
-        return GpuReport(source="none", error=Unavailable(f"agentless mode: nvidia-smi: {text.strip()[:120] or 'no output'}"))
+        # what nvidia-smi said, without the marker line the command adds (internal, not for a reader)
+        said = " ".join(line.strip() for line in text.splitlines() if line.strip() not in ("", "nvidia-smi-failed"))
+        return GpuReport(source="none", error=Unavailable(f"agentless mode: nvidia-smi: {said[:120] or 'no output'}"))
     try:
         devices = parse_query_gpu_csv(text)
         apps = parse_compute_apps_csv(apps_text) if "nvidia-smi-failed" not in apps_text else ()

@@ -2,12 +2,17 @@
 
 Pure text over the model (no rich, no I/O): `triage report` prints it, the app's export and
 `report --from` reuse it. The last snapshot gives the state; the first gives the time span.
+
+Ticket-ready: a summary first (the verdict, its three strongest pieces of evidence, the next check,
+the odd rank's stack), then the details. Hypotheses unlikely with nothing for them and ruled-out
+ones are one short list; logs are verbatim; long tables end in "N more"; no app keystroke appears.
 """
 
 from __future__ import annotations
 
 import datetime
 from collections.abc import Sequence
+from typing import Optional
 
 from ..model.snapshot import (
     CgroupMemory,
@@ -21,12 +26,15 @@ from ..model.snapshot import (
     SystemMemory,
     TargetMemory,
 )
-from ..model.stacks import StackCapture
+from ..model.stacks import StackCapture, StackGroup
 from ..model.unavailable import is_known
 from .figures import duration, number, ratio, size, unavailable_text
+from .verdict import dedupe_evidence, engine_order, shell_words, strongest_evidence, verdict, verdict_text
 from .waits_text import wait_lines
 
 LOG_LINES = 15  # last lines of each log in the report
+TABLE_ROWS = 30  # a longer table ends in "N more" (a ticket is read, not searched)
+STACK_FRAMES = 12  # frames of the odd rank's stack in the summary
 RSS_ILLUSION_RATIO = 1.5  # RSS sum above this many times the PSS sum: say that RSS overstates memory
 STATUS_ORDER = {"likely": 0, "possible": 1, "unlikely": 2, "ruled out": 3}
 
@@ -43,10 +51,49 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]], cap: int = 0) -> list[str]:
+    """A Markdown table; with `cap`, at most that many rows and a line saying how many more there are."""
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    shown = rows[:cap] if cap and len(rows) > cap + 1 else rows
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in shown]
+    if len(shown) < len(rows):
+        out += ["", f"… and {len(rows) - len(shown)} more rows."]
     return out
+
+
+# ---------------------------------------------------------------- the summary
+def _summary(snapshots: Sequence[Snapshot]) -> list[str]:
+    """The verdict, its three strongest pieces of evidence, the next check, the odd rank's stack."""
+    first, last = snapshots[0], snapshots[-1]
+    hypotheses = engine_order(last.hypotheses)
+    v = verdict(hypotheses, len(snapshots), last.taken_at - first.taken_at, last.stacks is not None)
+    top = next((h for h in hypotheses if h.id == v.hypothesis_id), None) if v.reached else None
+    said = f"{v.status}: {v.title} (`{v.hypothesis_id}`, score {top.score:.2f})" if top is not None else verdict_text(v)
+    lines = ["## Summary", "", f"**Verdict:** {said}"]
+    if top is not None:
+        evidence = strongest_evidence(top, 3)
+        if evidence:
+            lines += ["", "**Strongest evidence:**", ""] + [f"{i}. {text}" for i, text in enumerate(evidence, 1)]
+        if top.next_check:
+            lines += ["", f"**Next check:** {shell_words(top.next_check)}"]
+    capture = last.stacks
+    odd = _odd_group(capture)
+    if capture is not None and odd is not None:
+        frames = list(reversed(odd.frames))[:STACK_FRAMES]  # outermost first, as a traceback reads
+        more = len(odd.frames) - len(frames)
+        lines += ["", f"**The odd rank's stack** (PID {', '.join(map(str, odd.pids))}, departs at "
+                  f"`{odd.departs_at or '?'}`; captured {_clock(capture.taken_at)}):", "", "```"]
+        lines += [f"{f.function} ({f.file}:{f.line})" if f.file else f.function for f in frames]
+        if more > 0:
+            lines.append(f"… {more} more frames")
+        lines.append("```")
+    return lines
+
+
+def _odd_group(capture: Optional[StackCapture]) -> Optional[StackGroup]:
+    if capture is None:
+        return None
+    return next((g for g in capture.groups if g.odd_one_out), None)
 
 
 # ---------------------------------------------------------------- sections
@@ -103,7 +150,8 @@ def _processes(snap: Snapshot) -> list[str]:
             p.pid, p.ppid, name, p.state, number(p.cpu_percent, "{:.1f}"), duration(p.cpu_time_s),
             number(p.threads), size(p.rss_bytes), size(p.pss_bytes), number(p.wchan),
         ])
-    lines += _table(["PID", "PPID", "Name", "State", "CPU %", "CPU time", "Threads", "RSS", "PSS", "wchan"], rows)
+    lines += _table(["PID", "PPID", "Name", "State", "CPU %", "CPU time", "Threads", "RSS", "PSS", "wchan"], rows,
+                    cap=TABLE_ROWS)
     errors = [p for p in snap.processes if p.error is not None]
     if errors:
         lines.append("")
@@ -197,7 +245,7 @@ def _logs(logs: Sequence[LogTail]) -> list[str]:
         shown = tail.lines[-LOG_LINES:]
         if shown or tail.partial:
             lines += ["", "```"]
-            lines += [(f"[{x.level}] " if x.level != "info" else "") + x.text for x in shown]
+            lines += [x.text for x in shown]  # verbatim: a level prefix would be a line the log never had
             if tail.partial:
                 lines.append(f"{tail.partial}   <- no newline yet")
             lines.append("```")
@@ -221,7 +269,7 @@ def _gpus(report: GpuReport) -> list[str]:
         ", ".join(str(p.local_pid or p.pid) for p in d.processes) or "none",
         "LOST" if d.lost else (unavailable_text(d.error) if d.error else ""),
     ] for d in report.devices]
-    return lines + _table(["GPU", "Name", "Memory used / total", "Util", "Power", "PIDs", "Note"], rows)
+    return lines + _table(["GPU", "Name", "Memory used / total", "Util", "Power", "PIDs", "Note"], rows, cap=TABLE_ROWS)
 
 
 def _kernel(report: KernelReport) -> list[str]:
@@ -261,17 +309,32 @@ def sorted_hypotheses(hypotheses: Sequence[Hypothesis]) -> list[Hypothesis]:
     return sorted(hypotheses, key=lambda h: (-h.score, STATUS_ORDER.get(h.status, 9), h.id))
 
 
+def _quiet(h: Hypothesis) -> bool:
+    """Ruled out, or unlikely with nothing for it: one line in the short list, not a section."""
+    return h.status == "ruled out" or (h.status == "unlikely" and not h.for_)
+
+
 def _hypotheses(snap: Snapshot) -> list[str]:
     lines = ["## Hypotheses", ""]
     if not snap.hypotheses:
         return lines + ["None ranked yet."]
-    for i, h in enumerate(sorted_hypotheses(snap.hypotheses), 1):
-        lines.append(f"### {i}. {h.title} (`{h.id}`): {h.status}, score {h.score:.2f}")
-        lines += [f"- For: {x}" for x in h.for_] or ["- For: nothing yet"]
-        lines += [f"- Against: {x}" for x in h.against]
+    ordered = engine_order(snap.hypotheses)
+    for i, h in enumerate([h for h in ordered if not _quiet(h)], 1):
+        kind = " (a finding)" if getattr(h, "kind", "cause") == "finding" else ""
+        lines.append(f"### {i}. {h.title} (`{h.id}`): {h.status}, score {h.score:.2f}{kind}")
+        lines += [f"- For: {x}" for x in dedupe_evidence(h.for_)] or ["- For: nothing yet"]
+        lines += [f"- Against: {x}" for x in dedupe_evidence(h.against)]
         if h.next_check:
-            lines.append(f"- Next check: {h.next_check}")
+            lines.append(f"- Next check: {shell_words(h.next_check)}")
         lines.append("")
+    quiet = [h for h in ordered if _quiet(h)]
+    unlikely = [h for h in quiet if h.status == "unlikely"]
+    ruled_out = [h for h in quiet if h.status == "ruled out"]
+    if unlikely:
+        lines += [f"**Unlikely, nothing for them:** {', '.join(f'{h.title} (`{h.id}`)' for h in unlikely)}.", ""]
+    if ruled_out:
+        lines += ["**Ruled out:**", ""] + [
+            f"- {h.title} (`{h.id}`)" + (f": {h.against[0]}" if h.against else "") for h in ruled_out] + [""]
     return lines[:-1]
 
 
@@ -306,9 +369,10 @@ def render_report_markdown(snapshots: Sequence[Snapshot], changelog: Sequence[st
     if not snapshots:
         return "# triage report\n\nNo snapshot was taken.\n"
     first, last = snapshots[0], snapshots[-1]
+    title, details = _header(first, last)[:1], _header(first, last)[2:]
     sections = [
-        _header(first, last), _processes(last), _memory(last), _ports(last.ports), _logs(last.logs),
-        _gpus(last.gpus), _kernel(last.kernel), _waits(last), _observations(last), _hypotheses(last), _timeline(changelog),
+        title + [""] + _summary(snapshots), ["## Details", ""] + details, _hypotheses(last), _processes(last), _memory(last), _ports(last.ports), _logs(last.logs),
+        _gpus(last.gpus), _kernel(last.kernel), _waits(last), _observations(last), _timeline(changelog),
     ]
     if last.stacks is not None:
         sections.append(_stacks(last.stacks))

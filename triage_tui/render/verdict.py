@@ -20,6 +20,7 @@ _KEY_PHRASES = (
     (re.compile(r"\s*[:;,]?\s*\bS on it\b\.?", re.IGNORECASE), "S"),
     (re.compile(r"\s*\(S\)"), "S"),
     (re.compile(r"\s*\(press [A-Za-z]\)"), ""),
+    (re.compile(r"\s*:\s*S\s*$"), "S"),  # "capture stacks of all 8 workers: S"
 )
 # what the app can do itself for a next check that names it (the key the verdict line shows)
 _APP_DOES = (
