@@ -78,8 +78,8 @@ def test_the_node_and_rank_that_differ_are_the_jobs_top_cause(ssh_env: SshEnv, j
     for node in report["nodes"]:  # each node saw only its own piece: a launcher and its ranks
         assert len(node["processes"]) == RANKS + 1, node["node"]
     # the record holds every node: one ordinary record each, which report --from reads back
-    assert sorted(p.name for p in (tmp_path / "job-record").iterdir()) == ["n1.jsonl", "n2.jsonl", "n3.jsonl"]
-    again = subprocess.run([sys.executable, "-m", "triage_tui", "report", "--from", str(tmp_path / "job-record" / "n3.jsonl"),
+    assert sorted(p.name for p in (tmp_path / "job-record").iterdir()) == ["n1.jsonl.gz", "n2.jsonl.gz", "n3.jsonl.gz"]
+    again = subprocess.run([sys.executable, "-m", "triage_tui", "report", "--from", str(tmp_path / "job-record" / "n3.jsonl.gz"),
                             "--format", "json"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert again.returncode == 0, again.stderr
     assert {p["pid"] for p in json.loads(again.stdout)["processes"]} == {p["pid"] for p in n3["processes"]}

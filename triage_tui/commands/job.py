@@ -79,7 +79,7 @@ class JobRecords:
                 self.directory = Path(named)
             else:
                 base = default_record_path("job", time.time(), state_directory())
-                self.directory = base.with_suffix("")
+                self.directory = base.parent / base.name.removesuffix(".gz").removesuffix(".jsonl")
             self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as exc:
             if named:
@@ -91,7 +91,7 @@ class JobRecords:
         if not self.enabled or self.directory is None:
             return None
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", node) or "node"
-        path = self.directory / f"{safe}.jsonl"
+        path = self.directory / f"{safe}.jsonl.gz"  # gzip, as every default record
         try:
             recorder = Recorder(path, host=node, target=self.targets)
         except (RecordError, OSError) as exc:
