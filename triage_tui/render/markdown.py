@@ -29,7 +29,7 @@ from ..model.snapshot import (
 from ..model.stacks import StackCapture, StackGroup
 from ..model.unavailable import is_known
 from .figures import duration, number, ratio, size, unavailable_text
-from .verdict import dedupe_evidence, engine_order, shell_words, strongest_evidence, verdict, verdict_text
+from .verdict import dedupe_evidence, engine_order, is_quiet, shell_words, strongest_evidence, verdict, verdict_text
 from .waits_text import wait_lines
 
 LOG_LINES = 15  # last lines of each log in the report
@@ -310,8 +310,8 @@ def sorted_hypotheses(hypotheses: Sequence[Hypothesis]) -> list[Hypothesis]:
 
 
 def _quiet(h: Hypothesis) -> bool:
-    """Ruled out, or unlikely with nothing for it: one line in the short list, not a section."""
-    return h.status == "ruled out" or (h.status == "unlikely" and not h.for_)
+    """Ruled out, or unlikely with nothing standing for it: one line in the short list, not a section."""
+    return is_quiet(h)
 
 
 def _hypotheses(snap: Snapshot) -> list[str]:
@@ -331,7 +331,7 @@ def _hypotheses(snap: Snapshot) -> list[str]:
     unlikely = [h for h in quiet if h.status == "unlikely"]
     ruled_out = [h for h in quiet if h.status == "ruled out"]
     if unlikely:
-        lines += [f"**Unlikely, nothing for them:** {', '.join(f'{h.title} (`{h.id}`)' for h in unlikely)}.", ""]
+        lines += [f"**Unlikely (nothing stands for them):** {', '.join(f'{h.title} (`{h.id}`)' for h in unlikely)}.", ""]
     if ruled_out:
         lines += ["**Ruled out:**", ""] + [
             f"- {h.title} (`{h.id}`)" + (f": {h.against[0]}" if h.against else "") for h in ruled_out] + [""]

@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.widgets import Tree
 
 from ...model.snapshot import Hypothesis, Snapshot
-from ...render.verdict import dedupe_evidence, engine_order, split_next_check
+from ...render.verdict import dedupe_evidence, engine_order, is_quiet, split_next_check
 from .. import format as fmt
 from . import Pane, View
 
@@ -143,8 +143,8 @@ FOLDED = "folded"  # the data of the "N more" node
 
 
 def folds(h: Hypothesis) -> bool:
-    """Ruled out, or unlikely with nothing for it: under "N more" (still there, one key away)."""
-    return h.status == "ruled out" or (h.status == "unlikely" and not h.for_)
+    """Under "N more" (still there, one key away): render.verdict.is_quiet, the rule every face uses."""
+    return is_quiet(h)
 
 
 def _wrapped(text: str, width: int, style: str, first: str = "", rest: str = "  ") -> list[TextType]:
