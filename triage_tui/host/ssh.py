@@ -8,6 +8,7 @@ it had. Reconnection is tried on later refreshes with exponential backoff (1 s d
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import threading
 import time
 from collections.abc import Sequence
@@ -231,6 +232,14 @@ class SshHost:
     def close(self) -> None:
         with self._lock:
             self._close_locked()
+
+    def run_argv(self, argv: Sequence[str], timeout_s: float = 15.0) -> tuple[int, str, str]:
+        """One plain command on the node (e.g. `scontrol listpids J`, which asks that node's slurmd)."""
+        with self._lock:
+            conn = self._ensure()
+            done = run_command(conn, " ".join(shlex.quote(a) for a in argv), timeout_s)
+            self._count(done.bytes_sent, done.bytes_received)
+            return done.exit_status, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")
 
     def _take_note(self, detail: str) -> str:
         note, self._pending_note = self._pending_note, ""
