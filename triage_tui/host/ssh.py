@@ -17,6 +17,7 @@ from typing import Optional
 from ..model.codec import from_data, to_data
 from ..model.snapshot import Snapshot, SourceStatus, Target
 from ..model.stacks import StackCapture
+from ..model.text_format import clock as _clock
 from .base import CollectOptions, StackOptions, TargetError
 from .ssh_agent_client import AgentSession, NoUsablePython
 from .ssh_agentless import Sections, build_script, build_snapshot, new_marker, ps_rows, resolve_from_ps, split_sections
@@ -255,10 +256,6 @@ class SshHost:
         self._closed_sent += result.bytes_sent
         self._closed_received += result.bytes_received
         return split_sections(result.stdout.decode(errors="replace"), marker)
-
-
-def _clock(at: float) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(at))
 
 
 def _with_sources(snapshot: Snapshot, *extra: SourceStatus) -> Snapshot:

@@ -19,9 +19,13 @@ class Unavailable:
     reason: str
     hint: str = ""
 
-    def __str__(self) -> str:
-        text = f"unavailable: {self.reason}"
-        return f"{text} (hint: {self.hint})" if self.hint else text
+    @property
+    def explained(self) -> str:
+        """"permission denied (hint: run as root)": the reason and the hint, as every face writes them."""
+        return f"{self.reason} (hint: {self.hint})" if self.hint else self.reason
+
+    def __str__(self) -> str:  # the sentence form (model/text_format.py's `unavailable`)
+        return f"unavailable: {self.explained}"
 
     def __bool__(self) -> bool:  # an Unavailable never passes for a real value in `if x:`
         return False

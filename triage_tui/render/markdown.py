@@ -10,7 +10,6 @@ ones are one short list; logs are verbatim; long tables end in "N more"; no app 
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Sequence
 from typing import Optional
 
@@ -27,6 +26,8 @@ from ..model.snapshot import (
     TargetMemory,
 )
 from ..model.stacks import StackCapture, StackGroup
+from ..model.text_format import clock as _clock
+from ..model.text_format import stamp as _stamp
 from ..model.unavailable import is_known
 from .figures import duration, number, ratio, size, unavailable_text
 from .verdict import dedupe_evidence, engine_order, is_quiet, shell_words, strongest_evidence, verdict, verdict_text
@@ -37,14 +38,6 @@ TABLE_ROWS = 30  # a longer table ends in "N more" (a ticket is read, not search
 STACK_FRAMES = 12  # frames of the odd rank's stack in the summary
 RSS_ILLUSION_RATIO = 1.5  # RSS sum above this many times the PSS sum: say that RSS overstates memory
 STATUS_ORDER = {"likely": 0, "possible": 1, "unlikely": 2, "ruled out": 3}
-
-
-def _clock(ts: float) -> str:
-    return datetime.datetime.fromtimestamp(ts).strftime("%H:%M:%S")
-
-
-def _stamp(ts: float) -> str:
-    return datetime.datetime.fromtimestamp(ts).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
 def _cell(text: object) -> str:
@@ -240,7 +233,7 @@ def _logs(logs: Sequence[LogTail]) -> list[str]:
             lines.append(f"- {unavailable_text(tail.error)}")
         silent = tail.seconds_since_last_byte
         since = f" (last byte at {_clock(tail.last_byte_at)})" if is_known(tail.last_byte_at) else ""
-        lines.append(f"- Silent for: {number(silent, '{:.0f}', ' s') if is_known(silent) else number(silent)}{since}")
+        lines.append(f"- Silent for: {duration(silent)}{since}")
         lines.append(f"- Size: {size(tail.size_bytes)}")
         shown = tail.lines[-LOG_LINES:]
         if shown or tail.partial:
