@@ -1,4 +1,5 @@
-"""A short per-GPU history: sparklines for the GPU pane and two facts for the diagnosis engine.
+"""A short per-GPU history: the spin-wait fact the engine's gpu-spin observation is made of
+(resource_observations.gpu_observations), the flat-at-zero run, and series for sparklines.
 
 - `flat_zero_util_for_s`: utilisation flat at 0 % while the GPU holds memory (a model is
   loaded and nothing runs: the reference incident), for how long;
@@ -17,8 +18,7 @@ from typing import Optional
 
 from ..model.snapshot import GpuReport
 from ..model.unavailable import is_known
-
-GIB = 1024**3
+from .thresholds import Thresholds
 
 
 @dataclass(frozen=True)
@@ -48,12 +48,11 @@ def _known(value: object) -> Optional[float]:
 class GpuHistory:
     """Ring of samples per GPU index. A device's figures enter once per read (by read_at)."""
 
-    def __init__(self, max_samples: int = 300, loaded_bytes: int = GIB, busy_percent: int = 95,
-                 idle_power_fraction: float = 0.35) -> None:
+    def __init__(self, max_samples: int = 300, thresholds: Thresholds = Thresholds()) -> None:
         self.max_samples = max_samples
-        self.loaded_bytes = loaded_bytes  # "memory loaded": at least this much in use
-        self.busy_percent = busy_percent  # "near 100 %"
-        self.idle_power_fraction = idle_power_fraction  # "near-idle power": below this share of the limit
+        self.loaded_bytes = thresholds.gpu_loaded_bytes  # "memory loaded": at least this much in use
+        self.busy_percent = thresholds.gpu_spin_util  # "near 100 %"
+        self.idle_power_fraction = thresholds.gpu_low_power_ratio  # "near-idle power": below this share of the limit
         self._rings: dict[int, deque[GpuSample]] = {}
 
     def record(self, report: GpuReport, at: float) -> None:

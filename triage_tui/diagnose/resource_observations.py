@@ -6,8 +6,11 @@ from collections.abc import Sequence
 
 from ..model.snapshot import Observation, Snapshot
 from ..model.unavailable import is_known
-from .figures import fmt_bytes, quote
+from .figures import fmt_bytes, fmt_s, quote
+from .gpu_history import GpuHistory
 from .thresholds import Thresholds
+
+GPU_LOOKS = 10  # the GPU facts look this many snapshots back
 
 
 def _obs(oid: str, text: str, source: str, at: float, pids: Sequence[int] = (), **figures: object) -> Observation:
@@ -43,27 +46,34 @@ def gpu_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Observ
             out.append(_obs("gpu-loaded-idle", f"{len(loaded)} GPUs hold {used} each at 0 % utilisation "
                             f"over {len(history)} look(s): the GPUs wait for the host", "gpus", now.taken_at,
                             gpus=len(loaded)))
+    # A spin-wait is a run of samples, not one look (a kernel between two launches can read 100 % at low
+    # power once); pasted text is the one look there is. Stale repeats of a blocked NVML read add nothing.
+    gpu_history = GpuHistory(max_samples=GPU_LOOKS, thresholds=th)
+    for snapshot in history[-GPU_LOOKS:]:
+        gpu_history.record(snapshot.gpus, snapshot.taken_at)
     spin = []
     for d in devices:
-        if not (is_known(d.utilization_gpu_percent) and d.utilization_gpu_percent >= th.gpu_spin_util):  # type: ignore[operator]
+        run = gpu_history.spin_wait(d.index)
+        if run is not None:
+            if run.for_s > 0 or th.one_look:
+                spin.append(run)
             continue
-        if is_known(d.power_draw_w) and is_known(d.power_limit_w) and d.power_limit_w:
-            ratio = d.power_draw_w / d.power_limit_w  # type: ignore[operator]
-            if ratio < th.gpu_low_power_ratio:
-                spin.append((d, ratio))
-            else:
-                out.append(_obs("gpu-computing", f"GPU {d.index} at {d.utilization_gpu_percent} % with "
-                                f"{d.power_draw_w:.0f} W of {d.power_limit_w:.0f} W: real compute", "gpus", now.taken_at))
+        util, draw, limit = d.utilization_gpu_percent, d.power_draw_w, d.power_limit_w
+        if (isinstance(util, (int, float)) and util >= th.gpu_spin_util and isinstance(draw, (int, float))
+                and isinstance(limit, (int, float)) and limit):
+            out.append(_obs("gpu-computing", f"GPU {d.index} at {util} % with {draw:.0f} W of {limit:.0f} W: real compute",
+                            "gpus", now.taken_at))
     if spin:
-        d, ratio = spin[0]
-        out.append(_obs("gpu-spin", f"{len(spin)} GPU(s) pinned at {d.utilization_gpu_percent} % utilisation at "
-                        f"{d.power_draw_w:.0f} W of {d.power_limit_w:.0f} W ({ratio * 100:.0f} %): a spin-wait, "  # type: ignore[str-format]
-                        "not compute", "gpus", now.taken_at, gpus=len(spin)))
+        s = spin[0]
+        held = f" for {fmt_s(s.for_s)}" if s.for_s > 0 else ""
+        out.append(_obs("gpu-spin", f"{len(spin)} GPU(s) pinned at {s.util_percent:.0f} % utilisation at "
+                        f"{s.power_w:.0f} W of {s.power_limit_w:.0f} W ({s.power_w / s.power_limit_w * 100:.0f} %){held}: "
+                        "a spin-wait, not compute", "gpus", now.taken_at, gpus=len(spin)))
     return out
 
 
 def _util_always(history: Sequence[Snapshot], index: int, test) -> bool:
-    values = [d.utilization_gpu_percent for s in history[-10:] for d in s.gpus.devices if d.index == index]
+    values = [d.utilization_gpu_percent for s in history[-GPU_LOOKS:] for d in s.gpus.devices if d.index == index]
     known = [v for v in values if is_known(v)]
     return bool(known) and all(test(v) for v in known)
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
 
+from ..collect.gpu import join_gpus_to_processes
 from ..collect.logs import _Classifier
 from ..model.snapshot import (
     GpuProcess,
@@ -287,12 +288,7 @@ def build_snapshot(host: str, target: Target, options: CollectOptions, sections:
     logs = tuple(_log(path, sections.get(f"logstat {i}"), sections.get(f"log {i}"), now)
                  for i, path in enumerate(options.logs))
     gpus = _gpus(sections, pids)
-    try:
-        from ..collect.gpu import join_gpus_to_processes
-
-        processes = join_gpus_to_processes(processes, gpus)
-    except ImportError:  # a build without the gpu part: ProcessInfo.gpus stays empty
-        pass
+    processes = join_gpus_to_processes(processes, gpus)
     return Snapshot(
         host=host, taken_at=started, interval_s=options.interval_s, target=target, processes=processes,
         memory=MemoryReport(system=system, target=target_mem, smaps_budget_ms=0.0), logs=logs,

@@ -13,6 +13,7 @@ from typing import Optional, Union
 
 from ..model import Unavailable
 from ..model.snapshot import GpuDevice, GpuProcess, GpuReport
+from .text_errors import ParseError
 
 MIB = 1024 * 1024
 
@@ -26,7 +27,7 @@ QUERY_GPU_ARGS = ("--query-gpu=" + ",".join(QUERY_GPU_FIELDS), "--format=csv,noh
 COMPUTE_APPS_ARGS = ("--query-compute-apps=" + ",".join(COMPUTE_APPS_FIELDS), "--format=csv,noheader,nounits")
 
 
-class NvidiaSmiParseError(ValueError):
+class NvidiaSmiParseError(ParseError):
     """Text that is not what nvidia-smi prints; the message says which line and why."""
 
 
@@ -106,6 +107,26 @@ def parse_query_gpu_csv(text: str, fields: tuple[str, ...] = QUERY_GPU_FIELDS) -
             error=Unavailable("GPU is lost", "check `dmesg` for Xid errors") if lost else None,
         ))
     return tuple(devices)
+
+
+def is_query_gpu_header(line: str) -> bool:
+    """A pasted `--query-gpu=... --format=csv` header ("index, name, memory.used [MiB], ...")."""
+    text = line.strip()
+    return ("memory.used" in text or "utilization.gpu" in text) and "," in text and not text.startswith(("nvidia-smi", "$"))
+
+
+def parse_query_gpu_csv_with_header(text: str) -> GpuReport:
+    """`nvidia-smi --query-gpu=<fields> --format=csv` as people paste it: the header names the fields, in
+    any order and with units ("memory.used [MiB]"); the rows are read like the collector's noheader query."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    start = next((i for i, ln in enumerate(lines) if is_query_gpu_header(ln)), None)
+    if start is None:
+        raise NvidiaSmiParseError("no --query-gpu CSV header (memory.used / utilization.gpu)")
+    fields = tuple(h.strip().split(" ")[0] for h in lines[start].split(","))
+    rows = "\n".join(lines[start + 1:])
+    if not rows:
+        raise NvidiaSmiParseError("a --query-gpu CSV header without rows")
+    return GpuReport(source="nvidia-smi", devices=parse_query_gpu_csv(rows, fields))
 
 
 def parse_compute_apps_csv(text: str, fields: tuple[str, ...] = COMPUTE_APPS_FIELDS) -> tuple[tuple[str, GpuProcess], ...]:

@@ -29,7 +29,7 @@ from ..model.snapshot import (
 from ..model.stacks import ProcessStacks
 from .signal_lexicon import matches_any, scan_line
 from ..model.unavailable import Unavailable, is_known
-from . import curl_text, dmesg, faulthandler, free, gdb_text, log_text, nvidia_smi_basic, proc_status, ps, pyspy_text
+from . import curl_text, dmesg, faulthandler, free, gdb_text, log_text, nvidia_smi, proc_status, ps, pyspy_text
 from .prose_figures import ProseFigure, figures_in
 from .torchrun_summary import failures
 from .text_errors import ParseError
@@ -113,7 +113,7 @@ def _starts(lines: list[str], i: int) -> Optional[tuple[str, int]]:
     end = _nvsmi(lines, i)
     if end:
         return "nvidia-smi", end
-    if nvidia_smi_basic.is_csv_header(line):
+    if nvidia_smi.is_query_gpu_header(line):
         return "gpu-csv", _run(lines, i, lambda t: "," in t)
     if ps.is_ps_header(line):
         return "ps", _run(lines, i, lambda t: bool(t.split()) and not ps.is_ps_header(t))
@@ -245,15 +245,10 @@ def _pyspy_json(text: str) -> tuple[ProcessStacks, ...]:
 
 
 def _gpu(text: str, table: bool) -> GpuReport:
-    """The gpu part's table parser first; a pasted CSV has a header in any field order, which the
-    small header-driven reader handles (the gpu part's CSV reader takes its own noheader query)."""
+    """The collector's nvidia-smi readers: the table, or a pasted CSV whose header names its fields."""
     if table:
-        try:
-            from . import nvidia_smi
-            return nvidia_smi.parse_nvidia_smi_table(text)
-        except (ImportError, ValueError):
-            return nvidia_smi_basic.parse_table(text)
-    return nvidia_smi_basic.parse_csv(text)
+        return nvidia_smi.parse_nvidia_smi_table(text)
+    return nvidia_smi.parse_query_gpu_csv_with_header(text)
 
 
 def _merge(old: ProcessInfo, new: ProcessInfo) -> ProcessInfo:
