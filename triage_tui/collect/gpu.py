@@ -358,11 +358,11 @@ def join_gpus_to_processes(processes: tuple[ProcessInfo, ...], report: GpuReport
         return processes
     out = []
     for p in processes:
-        per_gpu = held.get(p.pid)
-        if per_gpu is None:
+        of_p = held.get(p.pid)
+        if of_p is None:
             out.append(p)
             continue
-        holdings = tuple(GpuHolding(gpu_index=i, used_bytes=per_gpu[i]) for i in sorted(per_gpu))
+        holdings = tuple(GpuHolding(gpu_index=i, used_bytes=of_p[i]) for i in sorted(of_p))
         out.append(dataclasses.replace(p, gpus=holdings))
     return tuple(out)
 

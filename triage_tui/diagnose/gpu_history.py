@@ -14,11 +14,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, TypeVar
 
 from ..model.snapshot import GpuReport
-from ..model.unavailable import is_known
+from ..model.unavailable import Maybe, is_known
 from .thresholds import Thresholds
+
+N = TypeVar("N", int, float)
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,8 @@ class SpinWait:
     power_limit_w: float
 
 
-def _known(value: object) -> Optional[float]:
-    return value if is_known(value) else None  # type: ignore[return-value]
+def _known(value: Optional[Maybe[N]]) -> Optional[N]:
+    return value if is_known(value) else None
 
 
 class GpuHistory:
@@ -66,8 +68,8 @@ class GpuHistory:
                 continue
             ring.append(GpuSample(
                 at=read_at,
-                util_percent=_known(device.utilization_gpu_percent),  # type: ignore[arg-type]
-                memory_used_bytes=_known(device.memory_used_bytes),  # type: ignore[arg-type]
+                util_percent=_known(device.utilization_gpu_percent),
+                memory_used_bytes=_known(device.memory_used_bytes),
                 power_w=_known(device.power_draw_w),
                 power_limit_w=_known(device.power_limit_w),
             ))

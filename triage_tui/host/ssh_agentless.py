@@ -36,7 +36,7 @@ from ..model.snapshot import (
     TargetMemory,
     TargetRoot,
 )
-from ..model.unavailable import Unavailable
+from ..model.unavailable import Maybe, Unavailable
 from ..model.waits import WaitSource
 from ..parse.dmesg import parse_kernel_lines
 from ..parse.free import parse_free
@@ -273,9 +273,10 @@ def build_snapshot(host: str, target: Target, options: CollectOptions, sections:
         system = SystemMemory(total_bytes=Unavailable(f"agentless mode: free -b: {exc}"))
     live = [p for p in processes if not p.exited]
 
-    def total(attr: str) -> object:
+    def total(attr: str) -> Maybe[int]:
         values = [getattr(p, attr) for p in live]
-        return sum(values) if values and all(isinstance(v, int) for v in values) else Unavailable("agentless mode: not read for every process")
+        known = [v for v in values if isinstance(v, int)]
+        return sum(known) if values and len(known) == len(values) else Unavailable("agentless mode: not read for every process")
 
     target_mem = TargetMemory(processes=len(live), rss_sum_bytes=total("rss_bytes"), pss_sum_bytes=NO_SMAPS,
                               uss_sum_bytes=NO_SMAPS, anon_sum_bytes=total("rss_anon_bytes"),

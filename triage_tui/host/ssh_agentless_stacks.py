@@ -266,9 +266,9 @@ class PyspyOnNode:
         taken_at, started = time.time(), time.monotonic()
         unique = tuple(dict.fromkeys(int(p) for p in pids))
         if not self.path:
-            rows = tuple(ProcessStacks(pid=p, source="kernel", error=Unavailable(
+            kernel_only = tuple(ProcessStacks(pid=p, source="kernel", error=Unavailable(
                 f"agentless mode: {self.note}", "install py-spy on the node (pip install py-spy)")) for p in unique)
-            return StackCapture(taken_at=taken_at, pids=unique, processes=rows, notes=(f"agentless mode: {self.note}",))
+            return StackCapture(taken_at=taken_at, pids=unique, processes=kernel_only, notes=(f"agentless mode: {self.note}",))
         batches = -(-len(unique) // max(1, options.concurrency))
         budget = (float(options.timeout_s) + 2) * max(1, batches) + timeout_s
         marker = new_marker()

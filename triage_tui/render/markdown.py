@@ -28,7 +28,7 @@ from ..model.snapshot import (
 from ..model.stacks import StackCapture, StackGroup
 from ..model.text_format import clock as _clock
 from ..model.text_format import stamp as _stamp
-from ..model.unavailable import is_known
+from ..model.unavailable import is_known, known_or
 from .figures import duration, number, ratio, size, unavailable_text
 from .verdict import dedupe_evidence, engine_order, is_quiet, shell_words, strongest_evidence, verdict, verdict_text
 from .waits_text import wait_lines
@@ -160,13 +160,13 @@ def _rss_illusion(snap: Snapshot) -> str:
     covered = [p for p in snap.processes if not p.exited and is_known(p.pss_bytes) and is_known(p.rss_bytes)]
     if len(covered) < 2:
         return ""
-    rss = sum(p.rss_bytes for p in covered)  # type: ignore[misc]
-    pss = sum(p.pss_bytes for p in covered)  # type: ignore[misc]
+    rss = sum(known_or(p.rss_bytes, 0) for p in covered)  # all known: the 0 is never used
+    pss = sum(known_or(p.pss_bytes, 0) for p in covered)
     r = ratio(rss, pss)
     if r is None or r < RSS_ILLUSION_RATIO:
         return ""
-    shared_file = sum(p.rss_file_bytes for p in covered if is_known(p.rss_file_bytes))  # type: ignore[misc]
-    shared_shmem = sum(p.rss_shmem_bytes for p in covered if is_known(p.rss_shmem_bytes))  # type: ignore[misc]
+    shared_file = sum(p.rss_file_bytes for p in covered if is_known(p.rss_file_bytes))
+    shared_shmem = sum(p.rss_shmem_bytes for p in covered if is_known(p.rss_shmem_bytes))
     system = snap.memory.system
     text = (
         f"**RSS overstates memory here:** the RSS sum of {len(covered)} processes is {size(rss)}, "

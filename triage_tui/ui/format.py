@@ -24,11 +24,11 @@ def size(value: Figure) -> str:
     return text_format.size(value, CELL)
 
 
-def mib(value: object) -> str:
+def mib(value: Figure) -> str:
     """Bytes as MiB, the unit nvidia-smi prints (76017MiB)."""
     if not is_known(value):
         return "n/a"
-    return f"{int(value) // (1024 * 1024)}MiB"  # type: ignore[arg-type]
+    return f"{int(value) // (1024 * 1024)}MiB"
 
 
 def duration(seconds: Figure) -> str:
@@ -52,10 +52,10 @@ def idle_for(seconds: float) -> str:
     return duration(s)
 
 
-def percent(value: object, digits: int = 0) -> str:
+def percent(value: Figure, digits: int = 0) -> str:
     if not is_known(value):
         return "n/a"
-    return f"{float(value):.{digits}f}%"  # type: ignore[arg-type]
+    return f"{float(value):.{digits}f}%"
 
 
 def bar(fraction: Optional[float], width: int = 10) -> str:
@@ -67,9 +67,9 @@ def bar(fraction: Optional[float], width: int = 10) -> str:
     return "█" * full + "░" * (width - full)
 
 
-def ratio(part: object, whole: object) -> Optional[float]:
-    if is_known(part) and is_known(whole) and float(whole) > 0:  # type: ignore[arg-type]
-        return float(part) / float(whole)  # type: ignore[arg-type]
+def ratio(part: Figure, whole: Figure) -> Optional[float]:
+    if is_known(part) and is_known(whole) and float(whole) > 0:
+        return float(part) / float(whole)
     return None
 
 

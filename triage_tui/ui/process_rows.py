@@ -27,7 +27,7 @@ class IdleTracker:
         for p in snapshot.processes:
             if not is_known(p.cpu_time_s):
                 continue
-            cpu = float(p.cpu_time_s)  # type: ignore[arg-type]
+            cpu = float(p.cpu_time_s)
             prev = self._last.get(p.pid)
             if prev is None or abs(prev[0] - cpu) > 0.005:
                 seen[p.pid] = (cpu, snapshot.taken_at)
@@ -50,7 +50,7 @@ class IdleTracker:
 
 def is_idle(p: ProcessInfo, idle_for: Optional[float], threshold: float = IDLE_AFTER_S) -> bool:
     cpu = p.cpu_percent
-    return is_known(cpu) and float(cpu) < 0.5 and idle_for is not None and idle_for >= threshold  # type: ignore[arg-type]
+    return is_known(cpu) and float(cpu) < 0.5 and idle_for is not None and idle_for >= threshold
 
 
 @dataclass(frozen=True)
@@ -63,10 +63,10 @@ class Row:
 
 SORT_KEYS: dict[str, Callable[[ProcessInfo], object]] = {
     "pid": lambda p: p.pid,
-    "cpu": lambda p: -float(p.cpu_percent) if is_known(p.cpu_percent) else 0.0,  # type: ignore[arg-type]
-    "rss": lambda p: -int(p.rss_bytes) if is_known(p.rss_bytes) else 0,  # type: ignore[arg-type]
-    "pss": lambda p: -int(p.pss_bytes) if is_known(p.pss_bytes) else 0,  # type: ignore[arg-type]
-    "time": lambda p: -float(p.cpu_time_s) if is_known(p.cpu_time_s) else 0.0,  # type: ignore[arg-type]
+    "cpu": lambda p: -float(p.cpu_percent) if is_known(p.cpu_percent) else 0.0,
+    "rss": lambda p: -int(p.rss_bytes) if is_known(p.rss_bytes) else 0,
+    "pss": lambda p: -int(p.pss_bytes) if is_known(p.pss_bytes) else 0,
+    "time": lambda p: -float(p.cpu_time_s) if is_known(p.cpu_time_s) else 0.0,
     "name": lambda p: p.name.lower(),
 }
 

@@ -43,7 +43,7 @@ class HypothesesPane(Pane):
         self._spec: Optional[list[NodeSpec]] = None  # the nodes shown
         self._width = 0  # the width the texts were wrapped at
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         tree = HypothesisTree("hypotheses", id="hyp-tree")
         tree.show_root = False
         tree.guide_depth = 2
@@ -93,9 +93,9 @@ class HypothesesPane(Pane):
             if item.is_leaf:
                 tree.root.add_leaf(item.label)
                 continue
-            node = tree.root.add(item.label, data=item.data, expand=item.expand or item.data in expanded)
-            for leaf in item.leaves:
-                node.add_leaf(leaf)
+            branch = tree.root.add(item.label, data=item.data, expand=item.expand or item.data in expanded)
+            for text in item.leaves:
+                branch.add_leaf(text)
         if tree.cursor_line < 0:
             tree.cursor_line = 0
 

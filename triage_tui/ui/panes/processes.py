@@ -105,7 +105,7 @@ class ProcessesPane(Pane):
         self._row_cache: dict[int, tuple[object, list[object]]] = {}  # pid -> (what the cells show, cells)
         self._idle_at: Optional[int] = None  # index of the idle-for column in self.columns
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         yield Input(placeholder="filter: PID, name or command line (Enter keeps, Esc clears)", id="proc-filter")
         yield ProcessTable(cursor_type="row", zebra_stripes=False, id="proc-table")
 
@@ -169,11 +169,10 @@ class ProcessesPane(Pane):
                 if row.process.pid == keep:
                     table.move_cursor(row=i, animate=False)
                     break
-        shown = len(self.rows)
         extra = f" · filter '{self.filter_text}'" if self.filter_text else ""
         tags = f" · {len(self.tagged)} tagged" if self.tagged else ""
         order = f"sort {self.sort}{' reversed' if self.reverse else ''}{' · flat' if self.flat else ''}"
-        self.border_subtitle = f"{shown}/{len(procs)} rows · {order}{extra}{tags}"
+        self.border_subtitle = f"{len(self.rows)}/{len(procs)} rows · {order}{extra}{tags}"
 
     def _update_changed(self, keys: list[str], cells: list[list[object]]) -> None:
         """Same rows as shown: touch only the cells that changed (a full rebuild re-measures every row:

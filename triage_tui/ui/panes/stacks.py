@@ -26,7 +26,7 @@ class StacksPane(Pane):
         self.error = ""
         self._capture: Optional[StackCapture] = None
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         with PaneScroll(id="stack-scroll"):
             waits = WaitsSection("", id="waits-body")
             waits.display = False
