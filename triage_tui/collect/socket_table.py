@@ -60,7 +60,7 @@ def address_text(raw: bytes, port: int, family: int) -> str:
     return f"[{v6}]:{port}"
 
 
-def _dump(request: bytes, parse: object) -> list[SocketEnd]:
+def _dump(request: bytes, parse: Callable[[bytes, int, int], SocketEnd]) -> list[SocketEnd]:
     message = _HEADER.pack(_HEADER.size + len(request), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0) + request
     found: list[SocketEnd] = []
     with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC, NETLINK_SOCK_DIAG) as sock:
@@ -81,7 +81,7 @@ def _dump(request: bytes, parse: object) -> list[SocketEnd]:
                 if length < _HEADER.size:
                     raise OSError("sock_diag: malformed reply")
                 end = offset + length
-                found.append(parse(data, offset + _HEADER.size, end))  # type: ignore[operator]
+                found.append(parse(data, offset + _HEADER.size, end))
                 offset += (length + 3) & ~3
 
 
