@@ -189,7 +189,7 @@ class TriageApp(App[None]):
             rows = f"{first} " + " ".join(["12"] * 5)
             if self._narrow_rows != rows:
                 self._narrow_rows = rows
-                panes.styles.grid_rows = rows  # type: ignore[assignment]  # textual parses the text
+                panes.styles.grid_rows = rows  # textual parses the text
         elif self._narrow_rows is not None:
             self._narrow_rows = None
             panes.styles.clear_rule("grid_rows")

@@ -61,7 +61,7 @@ class Row:
     collapsed: bool
 
 
-SORT_KEYS: dict[str, Callable[[ProcessInfo], object]] = {
+SORT_KEYS: dict[str, Callable[[ProcessInfo], float | str]] = {
     "pid": lambda p: p.pid,
     "cpu": lambda p: -float(p.cpu_percent) if is_known(p.cpu_percent) else 0.0,
     "rss": lambda p: -int(p.rss_bytes) if is_known(p.rss_bytes) else 0,
@@ -92,7 +92,7 @@ def tree_rows(
     """
     key = SORT_KEYS.get(sort, SORT_KEYS["pid"])
     if flat:
-        ordered = sorted(processes, key=key, reverse=reverse)  # type: ignore[arg-type]
+        ordered = sorted(processes, key=key, reverse=reverse)
         return [Row(p, 0, False, False) for p in ordered if not filter_text or matches(p, filter_text)]
     by_pid = {p.pid: p for p in processes}
     children: dict[int, list[ProcessInfo]] = {}
@@ -114,7 +114,7 @@ def tree_rows(
                     pid = parent.ppid if parent is not None and parent.ppid in by_pid and parent.ppid != pid else None
     rows: list[Row] = []
     # a stack pops the last pushed first: push in the opposite order of the one shown
-    stack: list[tuple[ProcessInfo, int]] = [(p, 0) for p in sorted(roots, key=key, reverse=not reverse)]  # type: ignore[arg-type]
+    stack: list[tuple[ProcessInfo, int]] = [(p, 0) for p in sorted(roots, key=key, reverse=not reverse)]
     visited: set[int] = set()
     while stack:
         p, depth = stack.pop()
@@ -127,6 +127,6 @@ def tree_rows(
         is_collapsed = keep is None and p.pid in collapsed and bool(kids)
         rows.append(Row(p, depth, bool(kids), is_collapsed))
         if not is_collapsed:
-            for kid in sorted(kids, key=key, reverse=not reverse):  # type: ignore[arg-type]
+            for kid in sorted(kids, key=key, reverse=not reverse):
                 stack.append((kid, depth + 1))
     return rows

@@ -11,7 +11,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from rich.cells import cell_len
 from rich.text import Text, TextType
@@ -37,8 +37,8 @@ class HypothesesPane(Pane):
     number = 6
     title = "Hypotheses"
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:  # textual.Widget keywords, passed on
+        super().__init__(**kwargs)
         self._key: object = None
         self._spec: Optional[list[NodeSpec]] = None  # the nodes shown
         self._width = 0  # the width the texts were wrapped at

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from rich.text import Text
 from textual.binding import Binding
@@ -37,8 +37,8 @@ class LogPane(Pane):
         Binding("escape", "clear_search", "clear search", show=False),
     ]
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:  # textual.Widget keywords, passed on
+        super().__init__(**kwargs)
         self.follow = True
         self.level = "all"
         self.search = ""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from rich.text import Text
 from textual import events
@@ -88,8 +88,8 @@ class ProcessesPane(Pane):
         Binding("escape", "clear_filter", "clear filter", show=False),
     ]
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:  # textual.Widget keywords, passed on
+        super().__init__(**kwargs)
         self.collapsed: set[int] = set()
         self.tagged: set[int] = set()
         self.filter_text = ""
