@@ -47,8 +47,8 @@ def parse_query(text: str) -> GpuReport:
             devices.append(GpuDevice(
                 index=len(devices),
                 utilization_gpu_percent=int(fields["util"]) if "util" in fields else GpuDevice.utilization_gpu_percent,
-                power_draw_w=fields.get("draw", GpuDevice.power_draw_w),  # type: ignore[arg-type]
-                power_limit_w=fields.get("limit", GpuDevice.power_limit_w),  # type: ignore[arg-type]
+                power_draw_w=fields.get("draw", GpuDevice.power_draw_w),
+                power_limit_w=fields.get("limit", GpuDevice.power_limit_w),
                 memory_used_bytes=int(fields["used"]) << 20 if "used" in fields else GpuDevice.memory_used_bytes,
                 memory_total_bytes=int(fields["total"]) << 20 if "total" in fields else GpuDevice.memory_total_bytes))
 
@@ -100,7 +100,7 @@ def parse_dmon(text: str) -> GpuReport:
         util, pwr = _number(cells.get("sm", "-")), _number(cells.get("pwr", "-"))
         last[index] = GpuDevice(index=index,
                                 utilization_gpu_percent=int(util) if util is not None else GpuDevice.utilization_gpu_percent,
-                                power_draw_w=pwr if pwr is not None else GpuDevice.power_draw_w)  # type: ignore[arg-type]
+                                power_draw_w=pwr if pwr is not None else GpuDevice.power_draw_w)
     return GpuReport(source="nvidia-smi dmon (pasted)", devices=tuple(last[i] for i in sorted(last)))
 
 
