@@ -14,13 +14,25 @@ import time
 from collections.abc import Sequence
 from typing import Optional
 
+from ..collect.smaps_files import FileMapping
 from ..model.codec import from_data, to_data
 from ..model.snapshot import Snapshot, SourceStatus, Target
 from ..model.stacks import StackCapture
 from ..model.text_format import clock as _clock
+from ..model.unavailable import Unavailable
 from .base import CollectOptions, StackOptions, TargetError
 from .ssh_agent_client import AgentSession, NoUsablePython
-from .ssh_agentless import Sections, build_script, build_snapshot, new_marker, ps_rows, resolve_from_ps, split_sections
+from .ssh_agentless import (
+    Sections,
+    agentless_mappings,
+    agentless_mappings_script,
+    build_script,
+    build_snapshot,
+    new_marker,
+    ps_rows,
+    resolve_from_ps,
+    split_sections,
+)
 from .ssh_agentless_stacks import PyspyOnNode
 from .ssh_connect import Connection, SshError, SshOptions, connect
 from .ssh_exec import bounded_shell, run_command
@@ -210,6 +222,27 @@ class SshHost:
             return False
         return bool(reply.get("done"))
 
+    def _mappings_by_file_locked(self, pid: int, target_pids: Sequence[int]) -> tuple[FileMapping, ...] | Unavailable:
+        """The `m` view: the node's /proc/PID/smaps (through the agent, or one `cat` script agentless);
+        the client's /proc is never read for a remote PID."""
+        try:
+            conn = self._ensure([pid])
+            if self._agent is not None:
+                reply = self._agent.request("mappings_by_file", self.request_timeout_s, pid=int(pid),
+                                            targets=[int(p) for p in target_pids])
+                if "unavailable" in reply:
+                    return from_data(Unavailable, reply["unavailable"])
+                return tuple(from_data(list[FileMapping], reply.get("mappings", [])))
+            marker = new_marker()
+            result = run_command(conn, bounded_shell(self.request_timeout_s - 2), self.request_timeout_s,
+                                 stdin=agentless_mappings_script(marker, pid, target_pids).encode())
+            self._count(result.bytes_sent, result.bytes_received)
+            return agentless_mappings(pid, result.stdout.decode(errors="replace"), marker)
+        except SshError as exc:
+            if self.connected:
+                self._failed(exc)
+            return Unavailable(f"mappings not read: {self._down_text()}", "")
+
     def _close_locked(self) -> None:
         self._drop()
 
@@ -229,6 +262,10 @@ class SshHost:
     def wait_for_budgeted_reads(self, timeout_s: float = 10.0) -> bool:
         with self._lock:
             return self._wait_for_budgeted_reads_locked(timeout_s)
+
+    def mappings_by_file(self, pid: int, target_pids: Sequence[int]) -> tuple[FileMapping, ...] | Unavailable:
+        with self._lock:
+            return self._mappings_by_file_locked(pid, target_pids)
 
     def close(self) -> None:
         with self._lock:

@@ -19,6 +19,7 @@ from typing import Optional
 
 from ..collect.gpu import join_gpus_to_processes
 from ..collect.logs import _Classifier
+from ..collect.smaps_files import FileMapping, count_sharers, parse_smaps
 from ..model.snapshot import (
     GpuProcess,
     GpuReport,
@@ -299,3 +300,34 @@ def build_snapshot(host: str, target: Target, options: CollectOptions, sections:
         sources=(SourceStatus("ssh", "ok", duration_ms, "agentless mode, one script per refresh"),
                  SourceStatus("mode", "ok", 0.0, BLIND_SPOTS)),
     )
+
+
+def agentless_mappings_script(marker: str, pid: int, target_pids: Sequence[int]) -> str:
+    """`cat /proc/PID/smaps` and the other targets' maps (for "shared by"), cut by the marker; the first
+    line says whether smaps could be read and, if not, cat's own error (permission, no such process)."""
+    pid = int(pid)
+    lines = [f"if s=$(cat /proc/{pid}/smaps 2>&1); then echo ok; else echo \"failed $s\" | head -c 300; echo; fi",
+             f"echo {marker}smaps; cat /proc/{pid}/smaps 2>/dev/null"]
+    for other in dict.fromkeys(int(p) for p in target_pids):
+        if other != pid:
+            lines.append(f"echo; echo {marker}maps {other}; cat /proc/{other}/maps 2>/dev/null")
+    lines.append(f"echo; echo {marker}end")
+    return "\n".join(lines) + "\n"
+
+
+def agentless_mappings(pid: int, output: str, marker: str) -> tuple[FileMapping, ...] | Unavailable:
+    """Parse agentless_mappings_script's output with the same parser a local read uses."""
+    head = output.partition("\n")[0]
+    if head.startswith("failed"):
+        lowered = head.lower()
+        if "permission denied" in lowered:
+            return Unavailable(f"permission denied reading /proc/{pid}/smaps on the node",
+                               "fix: ssh as the process's user or as root")
+        if "no such file" in lowered:
+            return Unavailable(f"no such process {pid} on the node", "it has exited")
+        return Unavailable(f"cannot read /proc/{pid}/smaps on the node: {head[len('failed '):].strip()[:160]}", "")
+    sections = split_sections(output, marker)
+    if "end" not in sections.parts:
+        return Unavailable("the mappings script on the node did not finish", "")
+    others = [text for name, text in sections.parts.items() if name.startswith("maps ")]
+    return tuple(count_sharers(parse_smaps(sections.get("smaps")), others))

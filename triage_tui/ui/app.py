@@ -25,6 +25,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from ..collect.smaps_files import FileMapping, mappings_by_file
 from ..incident import Incident
 from ..model.snapshot import Snapshot
+from ..model.unavailable import Unavailable
 from .export import ExportError, export_report_somewhere
 from .header import render_banner, render_header
 from .verdict_line import render_verdict_line, stacks_summary, verdict_of
@@ -429,11 +430,16 @@ class TriageApp(App[None]):
         mappings: Sequence[FileMapping] = ()
         error = ""
         try:
-            mappings = call_cancellable(reader, pid, targets)
+            result = call_cancellable(reader, pid, targets)
         except Cancelled:
             return
         except Exception as exc:
             error = f"cannot read /proc/{pid}/smaps: {type(exc).__name__}: {exc}"
+        else:
+            if isinstance(result, Unavailable):  # a host's answer (SshHost: the node could not read it)
+                error = f"{result.reason}" + (f" ({result.hint})" if result.hint else "")
+            else:
+                mappings = result
         if not get_current_worker().is_cancelled:
             self.post_message(MappingsReady(pid, mappings, error))
 
