@@ -23,14 +23,17 @@ from ..model.unavailable import Unavailable
 from .base import CollectOptions, StackOptions, TargetError
 from .ssh_agent_client import AgentSession, NoUsablePython
 from .ssh_agentless import (
+    CpuSample,
     Sections,
     agentless_mappings,
     agentless_mappings_script,
     build_script,
     build_snapshot,
+    cpu_sample,
     new_marker,
     ps_rows,
     resolve_from_ps,
+    snapshot_clock,
     split_sections,
 )
 from .ssh_agentless_stacks import PyspyOnNode
@@ -61,6 +64,7 @@ class SshHost:
         self._backoff_start = backoff_start_s
         self._backoff = backoff_start_s
         self._status_pids: list[int] = []
+        self._cpu: Optional[CpuSample] = None  # agentless: the last refresh's CPU ticks, for the next CPU %
         self._pending_note = ""  # said once, in the first snapshot after a reconnect
         self._lock = threading.RLock()
         self._closed_sent = 0
@@ -176,8 +180,11 @@ class SshHost:
             marker = new_marker()
             status_pids = sorted(set(self._status_pids) | {r.pid for r in target.roots})
             sections = self._run_script(conn, marker, build_script(marker, status_pids, options.logs,
-                                                                       roots=[r.pid for r in target.roots]))
-            snapshot = build_snapshot(self.name, target, options, sections, status_pids, started, (time.time() - started) * 1000)
+                                                                       roots=[r.pid for r in target.roots],
+                                                                       port=options.port))
+            snapshot = build_snapshot(self.name, target, options, sections, status_pids, started,
+                                      (time.time() - started) * 1000, self._cpu)
+            self._cpu = cpu_sample(sections, status_pids, snapshot_clock(sections))
             self._status_pids = [p.pid for p in snapshot.processes if not p.exited]
             if self._pending_note:
                 sources = tuple(dataclasses.replace(x, detail=self._take_note(x.detail)) if x.name == "ssh" else x
