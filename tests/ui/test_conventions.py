@@ -7,7 +7,7 @@ import dataclasses
 
 from conftest import make_app, settle
 from textual.command import CommandPalette
-from textual.widgets import Footer
+from triage_tui.ui.key_hints import KeyHints as Footer
 
 from triage_tui.model.snapshot import GpuReport
 from triage_tui.ui.panes.hypotheses import HypothesesPane

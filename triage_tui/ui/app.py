@@ -19,7 +19,8 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Container
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual import events
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ..collect.smaps_files import FileMapping, mappings_by_file
@@ -28,6 +29,7 @@ from ..model.snapshot import Snapshot
 from ..model.unavailable import Unavailable
 from .export import ExportError, export_report_somewhere
 from .header import render_banner, render_header
+from .key_hints import KeyHints
 from .verdict_line import render_verdict_line, stacks_summary, verdict_of
 from .messages import MappingsReady, ReportExported, SnapshotReady, StacksFailed, StacksReady, TickFailed
 from .panes import Pane, View, update_static
@@ -115,7 +117,10 @@ class TriageApp(App[None]):
             yield LogPane(id="log", classes="pane")
             yield StacksPane(id="stacks", classes="pane")
             yield HypothesesPane(id="hypotheses", classes="pane")
-        yield Footer()
+        yield KeyHints(id="keys")
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self.query_one(KeyHints).show_for(event.widget)
 
     def on_mount(self) -> None:
         self.query_one("#banner").display = False
