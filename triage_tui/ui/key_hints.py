@@ -52,7 +52,7 @@ class KeyHints(Static):
     DEFAULT_CSS = "KeyHints { height: 1; dock: bottom; background: $panel; }"
 
     def show_for(self, focused: Any) -> None:
-        chain = []
+        chain: list[Any] = []
         node = focused
         while node is not None and node is not self.app:
             chain.extend(getattr(node, "BINDINGS", ()))
