@@ -96,7 +96,7 @@ def cpu_ms(run, repeats: int) -> list[float]:  # type: ignore[no-untyped-def]
 
 def main() -> None:
     repeats = int(os.environ.get("BENCH_REPEATS", "7"))
-    print(machine_line())
+    print(machine_line(), flush=True)
     print(f"{COUNT} processes, median of {repeats} (range) CPU ms")
     print("| tree | waits alone | edges found | whole refresh (waits included) | waits' share |")
     print("|---|---|---|---|---|")
@@ -115,7 +115,7 @@ def main() -> None:
             whole = spread(cpu_ms(lambda: collector.collect(target, CollectOptions(smaps_budget_ms=0.0)), repeats))
             collector.close()
             share = 100 * alone.median / whole.median if whole.median else 0.0
-            print(f"| {kind} | {alone.fmt(' ms')} | {edges[0]} | {whole.fmt(' ms')} | {share:.0f} % |")
+            print(f"| {kind} | {alone.fmt(' ms')} | {edges[0]} | {whole.fmt(' ms')} | {share:.0f} % |", flush=True)
 
 
 if __name__ == "__main__":

@@ -205,3 +205,27 @@ def test_report_json_carries_waits_with_the_documented_fields() -> None:
         by_pid = {w["pid"]: w for w in data["waits"] if w["tid"] == w["pid"]}
         assert by_pid[a]["kind"] == "pipe" and by_pid[a]["peer_pids"] == [b]
         assert by_pid[b]["peer_pids"] == [a]
+
+
+def test_engine_says_crashed_worker_when_a_peer_of_the_shared_wait_exits() -> None:
+    with started(programs.BARRIER_PARTY_DIES) as info:
+        parties, doomed, proc = info["parties"], info["doomed"], info["_proc"]
+        settle_in(parties, ["futex"])
+        settle_in([doomed], ["read"])
+        host = LocalHost()
+        engine = DiagnosisEngine()
+        try:
+            target = host.resolve([str(info["launcher"])])
+            before = host.collect(target, CollectOptions())
+            assert all(doomed in w.peer_pids for w in before.waits if w.pid in parties and w.tid == w.pid)
+            engine.update(before)
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+            assert proc.stdout.readline().strip() == "gone"  # the launcher reaped it
+            diagnosis = engine.update(host.collect(target, CollectOptions()))
+        finally:
+            host.close()
+        seen = next(o for o in diagnosis.observations if o.id == "wait-on-exited")
+        assert seen.figures["exited_pid"] == doomed and seen.figures["exited_waiter"] in parties
+        crashed = next(h for h in diagnosis.hypotheses if h.id == "crashed-worker")
+        assert f"PID {doomed}" in crashed.title and crashed.status in ("likely", "possible")

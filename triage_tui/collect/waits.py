@@ -78,8 +78,10 @@ class _Refresh:
         self._links: dict[int, dict[int, str]] = {}
         self._owners: Optional[dict[str, list[_Holder]]] = None
         self._outside_scanned = False
-        self._maps: dict[int, list[tuple[int, int, str, int, str, int, str]]] = {}
-        self._mounts: dict[int, list[tuple[str, str]]] = {}
+        self._maps: Dict[int, List[Tuple[int, int, str, int, str, int, str]]] = {}
+        self._mounts: Dict[int, List[Tuple[str, str]]] = {}
+        self._ends: Dict[Tuple[str, bool], Tuple[List[_Holder], List[_Holder]]] = {}
+        self._sharers: Dict[Tuple[str, int], List[int]] = {}
 
     # -- fd tables
     def links(self, pid: int) -> dict[int, str]:
@@ -128,6 +130,27 @@ class _Refresh:
         for name in names:
             if name.isdecimal() and int(name) not in self.tree:
                 self._index(int(name))
+
+    def pipe_ends(self, link: str) -> Tuple[List[_Holder], List[_Holder]]:
+        """(holders of the read end, holders of the write end) of a pipe, worked out once per refresh
+        (1,000 ranks reading one launcher pipe must not read 1,000 × 1,000 fdinfo files)."""
+        key = (link, self._outside_scanned)
+        got = self._ends.get(key)
+        if got is None:
+            holders = self.owners(link)
+            modes = [(h, self.fd_mode(h.pid, h.fd)) for h in holders]
+            got = ([h for h, m in modes if m in (0, 2)], [h for h, m in modes if m in (1, 2)])
+            self._ends[key] = got
+        return got
+
+    def sharers(self, pid: int, dev: str, inode: int) -> List[int]:
+        """The other processes of the tree mapping the file (dev, inode), found once per file."""
+        key = (dev, inode)
+        got = self._sharers.get(key)
+        if got is None:
+            got = [p for p in self.pids if any(m[4] == dev and m[5] == inode for m in self.maps(p))]
+            self._sharers[key] = got
+        return [p for p in got if p != pid]
 
     def fd_mode(self, pid: int, fd: int) -> int:
         """O_ACCMODE of the fd (0 read, 1 write, 2 both) from fdinfo's octal flags; -1 unreadable."""
@@ -316,19 +339,20 @@ def _holders_text(refresh: _Refresh, holders: Sequence[_Holder], end: str) -> st
     by_pid: dict[int, list[int]] = {}
     for h in holders:
         by_pid.setdefault(h.pid, []).append(h.fd)
-    parts = [f"{refresh.who(pid)} fd {', '.join(str(f) for f in fds)}" for pid, fds in by_pid.items()]
-    return f"{end} held by " + "; ".join(parts)
+    parts = [f"{refresh.who(pid)} fd {', '.join(str(f) for f in fds[:4])}" for pid, fds in list(by_pid.items())[:6]]
+    more = f" and {len(by_pid) - 6} more processes" if len(by_pid) > 6 else ""
+    return f"{end} held by " + "; ".join(parts) + more
 
 
 def _pipe(refresh: _Refresh, pid: int, fd: int, link: str, writing: bool) -> _Resolved:
     """A pipe (or FIFO): the reader waits on the holders of the write end, a writer on the readers."""
-    holders = refresh.owners(link)
-    want = (0, 2) if writing else (1, 2)
-    ends = [h for h in holders if (h.pid, h.fd) != (pid, fd) and refresh.fd_mode(h.pid, h.fd) in want]
+    readers, writers = refresh.pipe_ends(link)
+    ends = readers if writing else writers
     if not [h for h in ends if h.pid != pid]:
         refresh.scan_outside()
-        holders = refresh.owners(link)
-        ends = [h for h in holders if (h.pid, h.fd) != (pid, fd) and refresh.fd_mode(h.pid, h.fd) in want]
+        readers, writers = refresh.pipe_ends(link)
+        ends = readers if writing else writers
+    ends = [h for h in ends if (h.pid, h.fd) != (pid, fd)]
     end = "read end" if writing else "write end"
     others = [h for h in ends if h.pid != pid]
     own = [h for h in ends if h.pid == pid]
@@ -531,12 +555,7 @@ def _futex(refresh: _Refresh, pid: int, call: Syscall) -> tuple[_Resolved, str]:
             if perms[3:4] != "s" or inode == 0:
                 return private, ""
             key = f"{dev}:{inode}+{offset + address - start:#x}"
-            sharers = []
-            for other in refresh.pids:
-                if other == pid:
-                    continue
-                if any(m[4] == dev and m[5] == inode for m in refresh.maps(other)):
-                    sharers.append(other)
+            sharers = refresh.sharers(pid, dev, inode)
             name = path or f"{dev}:{inode}"
             who = ", ".join(refresh.who(p) for p in sharers) or "no other process of the target"
             return _Resolved("futex", f"{name}+{offset + address - start:#x}", tuple(sharers),

@@ -200,25 +200,39 @@ def wait_observations(history: Sequence[Snapshot]) -> list[Observation]:
 
 
 def _exited_peers(history: Sequence[Snapshot]) -> list[Observation]:
+    """A wait that still stands on an object it shared with a process that has exited since: the
+    waits of the last snapshot in which that process was alive name it among their peers."""
     snap = history[-1]
-    gone: dict[int, ExitedProcess | ProcessInfo] = {e.pid: e for e in snap.exited}
-    gone.update({p.pid: p for p in snap.processes if p.exited or p.state in ("Z", "X")})
+    live = {p.pid for p in snap.processes if not p.exited and p.state not in ("Z", "X")}
+    names = {e.pid: e.name for e in snap.exited}
+    names.update({p.pid: p.name for p in snap.processes if p.pid not in live})
+    gone = set(names) - live
     if not gone:
         return []
-    earlier: dict[tuple[int, int, str], set[int]] = {}
-    for old in history[:-1]:
-        for w in old.waits:
-            earlier.setdefault((w.pid, w.tid, w.object), set()).update(w.peer_pids)
-    for w in snap.waits:
-        if w.kind in NOT_EDGES:
-            continue
-        dead = sorted((set(w.peer_pids) | earlier.get((w.pid, w.tid, w.object), set())) & set(gone))
+    now = {(w.pid, w.tid, w.object): w for w in snap.waits if w.kind not in NOT_EDGES}
+    for w in now.values():  # a zombie peer, right now
+        dead = sorted(set(w.peer_pids) & gone)
         if dead:
-            name = getattr(gone[dead[0]], "name", "")
-            text = f"PID {w.pid} still waits on {w.object}, shared with PID {dead[0]} ({name}), which exited"
-            return [_obs("wait-on-exited", text, snap.taken_at, [dead[0], w.pid], exited_pid=dead[0],
-                         exited_name=name, exited_waiter=w.pid, exited_object=w.object)]
+            return [_exited(snap, w, dead[0], names.get(dead[0], ""))]
+    unresolved = set(gone)
+    for old in reversed(history[:-1]):
+        present = {pid for pid in unresolved if (row := old.process(pid)) is not None and not row.exited
+                   and row.state not in ("Z", "X")}
+        for w in old.waits:
+            current = now.get((w.pid, w.tid, w.object))
+            dead = sorted(set(w.peer_pids) & present)
+            if current is not None and dead:
+                return [_exited(snap, current, dead[0], names.get(dead[0], ""))]
+        unresolved -= present
+        if not unresolved:
+            break
     return []
+
+
+def _exited(snap: Snapshot, w: Wait, dead: int, name: str) -> Observation:
+    text = f"PID {w.pid} still waits on {w.object}, shared with PID {dead} ({name}), which exited"
+    return _obs("wait-on-exited", text, snap.taken_at, [dead, w.pid], exited_pid=dead, exited_name=name,
+                exited_waiter=w.pid, exited_object=w.object)
 
 
 def _network(history: Sequence[Snapshot]) -> list[Observation]:
