@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import NamedTuple, Optional
 
 from ..model.unavailable import Unavailable
+from ..model.snapshot import ProcessInfo
 from ..model.waits import Wait, WaitSource
 from ..parse.syscalls import Syscall, parse_syscall, signed
 from .proc_table import ProcTable, read_bytes, read_text
@@ -66,11 +67,27 @@ class _Resolved(NamedTuple):
     fs_type: str = ""
 
 
+class Carried(NamedTuple):
+    """What one refresh read of a single-threaded process, kept for the next: a process that has
+    provably not run since (its context-switch counts did not move) has the same system call and the
+    same fd table, so they are not read again. Its peers are still resolved afresh every refresh."""
+
+    starttime: int
+    syscall: Optional[str]  # the syscall file as read (None: not read)
+    links: Optional[Dict[int, str]]  # fd → link target (None: not read)
+    modes: Dict[int, int]  # fd → O_ACCMODE, for the fds whose fdinfo was read
+    waits: Optional[Tuple[Wait, ...]] = None  # what it waited on (before the shared-futex notes)
+    tree: frozenset = frozenset()  # the PIDs of that refresh
+
+
 class _Refresh:
     """Per-refresh caches: fd tables, socket dumps, maps, mount tables (each read at most once)."""
 
-    def __init__(self, pids: Sequence[int], table: Optional[ProcTable], proc: str) -> None:
+    def __init__(self, pids: Sequence[int], table: Optional[ProcTable], proc: str,
+                 carry: Optional[Dict[int, Carried]] = None, unchanged: frozenset = frozenset()) -> None:
         self.pids = list(pids)
+        self._modes: Dict[int, Dict[int, int]] = {}
+        self._syscalls: Dict[int, str] = {}
         self.tree = set(pids)
         self.table = table
         self.proc = proc
@@ -81,6 +98,26 @@ class _Refresh:
         self._maps: Dict[int, List[Tuple[int, int, str, int, str, int, str]]] = {}
         self._mounts: Dict[int, List[Tuple[str, str]]] = {}
         self._ends: Dict[Tuple[str, bool], Tuple[List[_Holder], List[_Holder]]] = {}
+        self.reusable: Dict[int, Tuple[Wait, ...]] = {}
+        self.produced: Dict[int, List[Wait]] = {}
+        tree = frozenset(pids)
+        for pid in unchanged:  # the provably idle: what they showed last refresh is what they show now
+            before = (carry or {}).get(pid)
+            stat = table.stats.get(pid) if table is not None else None
+            if before is None or stat is None or stat.starttime != before.starttime or stat.num_threads != 1:
+                continue
+            if before.links is not None:
+                self._links[pid] = before.links
+            if before.syscall is not None:
+                self._syscalls[pid] = before.syscall
+            self._modes[pid] = dict(before.modes)
+            # Its whole wait stands as it was when nothing it depends on can have changed either: the
+            # tree is the same set of processes (no new holder of an end, no child gone), every peer is
+            # idle too, and no peer is outside the tree or beyond a TCP connection (those are re-read).
+            if before.waits is not None and before.tree == tree and all(
+                    not w.peer_outside and not (w.address and not w.peer_pids)
+                    and all(peer in unchanged for peer in w.peer_pids) for w in before.waits):
+                self.reusable[pid] = before.waits
         self._sharers: Dict[Tuple[str, int], List[int]] = {}
 
     # -- fd tables
@@ -154,13 +191,44 @@ class _Refresh:
 
     def fd_mode(self, pid: int, fd: int) -> int:
         """O_ACCMODE of the fd (0 read, 1 write, 2 both) from fdinfo's octal flags; -1 unreadable."""
+        modes = self._modes.setdefault(pid, {})
+        got = modes.get(fd)
+        if got is not None:
+            return got
+        got = -1
         try:
             for line in read_text(f"{self.proc}/{pid}/fdinfo/{fd}").splitlines():
                 if line.startswith("flags:"):
-                    return int(line.split()[1], 8) & 3
+                    got = int(line.split()[1], 8) & 3
+                    break
         except (OSError, ValueError, IndexError):
             pass
-        return -1
+        modes[fd] = got
+        return got
+
+    def syscall_text(self, pid: int, tid: int) -> str:
+        """/proc/PID/task/TID/syscall (carried for a single-threaded process that has not run). Raises OSError."""
+        if tid == pid and pid in self._syscalls:
+            return self._syscalls[pid]
+        text = read_bytes(f"{self.proc}/{pid}/task/{tid}/syscall").decode("ascii", "replace")
+        if tid == pid:
+            self._syscalls[pid] = text
+        return text
+
+    def keep(self) -> Dict[int, Carried]:
+        """What the next refresh may reuse: the single-threaded processes' reads of this one."""
+        out: Dict[int, Carried] = {}
+        if self.table is None:
+            return out
+        tree = frozenset(self.pids)
+        for pid in self.pids:
+            stat = self.table.stats.get(pid)
+            if stat is None or stat.num_threads != 1:
+                continue
+            produced = self.produced.get(pid)
+            out[pid] = Carried(stat.starttime, self._syscalls.get(pid), self._links.get(pid),
+                               self._modes.get(pid, {}), tuple(produced) if produced is not None else None, tree)
+        return out
 
     def fdinfo(self, pid: int, fd: int) -> str:
         try:
@@ -629,12 +697,28 @@ def _kernel_stack(refresh: _Refresh, pid: int, tid: int) -> tuple[str, ...]:
 def collect_waits(pids: Sequence[int], table: Optional[ProcTable] = None, proc: str = "/proc",
                   machine: Optional[str] = None) -> tuple[tuple[Wait, ...], WaitSource]:
     """The waits of every blocked thread of `pids` (their running main threads as `running`)."""
+    waits, source, _ = _collect(pids, table, proc, machine, None, frozenset())
+    return waits, source
+
+
+def _collect(pids: Sequence[int], table: Optional[ProcTable], proc: str, machine: Optional[str],
+             carry: Optional[Dict[int, Carried]], unchanged: frozenset
+             ) -> Tuple[Tuple[Wait, ...], WaitSource, Dict[int, Carried]]:
+    """collect_waits; `carry` (from the previous refresh) and `unchanged` (PIDs that provably did not run
+    since) let it skip the syscall and fd-table reads of idle single-threaded processes."""
     started = time.perf_counter()
-    refresh = _Refresh(pids, table, proc)
-    waits: list[Wait] = []
+    refresh = _Refresh(pids, table, proc, carry, unchanged)
+    waits: List[Wait] = []
     blocked = 0
     for pid in pids:
-        in_process_locks: list[int] = []
+        reused = refresh.reusable.get(pid)
+        if reused is not None:
+            waits.extend(reused)
+            refresh.produced[pid] = list(reused)
+            blocked += len(reused)
+            continue
+        first = len(waits)
+        in_process_locks: List[int] = []
         for tid, state in _threads(refresh, pid):
             if state == "R":
                 if tid == pid:
@@ -649,7 +733,7 @@ def collect_waits(pids: Sequence[int], table: Optional[ProcTable] = None, proc: 
                 continue
             blocked += 1
             try:
-                text = read_bytes(f"{proc}/{pid}/task/{tid}/syscall").decode("ascii", "replace")
+                text = refresh.syscall_text(pid, tid)
             except PermissionError:
                 if tid == pid:
                     waits.append(Wait(pid=pid, tid=tid, kind="unknown", object="?", state=state, error=NO_ACCESS,
@@ -677,10 +761,32 @@ def collect_waits(pids: Sequence[int], table: Optional[ProcTable] = None, proc: 
             waits.append(Wait(pid=pid, tid=in_process_locks[0], kind="futex", object="in-process locks",
                               detail=f"{len(in_process_locks)} other threads on in-process locks or conditions",
                               syscall="futex", state="S", threads=len(in_process_locks)))
+        refresh.produced[pid] = waits[first:]
     _note_shared_waiters(waits)
+    kept = refresh.keep()
     ms = (time.perf_counter() - started) * 1000
     error = Unavailable(refresh.sockets.error) if refresh.sockets.error else None
-    return tuple(waits), WaitSource(blocked_threads=blocked, duration_ms=ms, error=error)
+    return tuple(waits), WaitSource(blocked_threads=blocked, duration_ms=ms, error=error), kept
+
+
+def unchanged_since_last(rows: Sequence[ProcessInfo]) -> frozenset:
+    """PIDs of single-threaded processes that provably have not run since the previous refresh: both
+    context-switch counts unchanged (ProcessCollector's deltas, read or proved by it)."""
+    return frozenset(p.pid for p in rows if not p.exited and p.threads == 1 and p.state in ("S", "D")
+                     and p.ctx_voluntary_delta == 0 and p.ctx_involuntary_delta == 0)
+
+
+class WaitCollector:
+    """collect_waits with memory: idle single-threaded processes are not re-read (see Carried)."""
+
+    def __init__(self) -> None:
+        self._carry: Dict[int, Carried] = {}
+
+    def collect(self, pids: Sequence[int], table: Optional[ProcTable], unchanged: frozenset = frozenset()
+                ) -> Tuple[Tuple[Wait, ...], WaitSource]:
+        carry, self._carry = self._carry, {}  # a refresh that raises leaves nothing stale to reuse
+        waits, source, self._carry = _collect(pids, table, "/proc", None, carry, unchanged)
+        return waits, source
 
 
 def _note_shared_waiters(waits: list[Wait]) -> None:
@@ -693,6 +799,6 @@ def _note_shared_waiters(waits: list[Wait]) -> None:
         if not w.shared_key:
             continue
         also = sorted(p for p in on_key[w.shared_key] if p != w.pid)
-        if also:
+        if also and "; also waiting on the same word" not in w.detail:
             extra = "; also waiting on the same word: " + ", ".join(f"PID {p}" for p in also)
             waits[i] = Wait(**{**w.__dict__, "detail": w.detail + extra})

@@ -7,12 +7,14 @@ itself waiting on the same word). Facts drawn from it:
 - a cycle no member of which waits on anyone outside it (a knot: nobody left to act) → deadlock;
 - every waiting process waiting on one process that itself waits on nothing of the tree → the hub;
 - a wait on a peer that has exited since it was first seen → a crashed worker;
-- a TCP connection still in a listener's accept queue, or to an address outside the tree → network;
+- a TCP connection still in a listener's accept queue, or to an address outside the tree → network
+  (rendezvous when a command line of the tree announces that port, an upstream otherwise);
 - a D-state read of a file on a network filesystem → I/O.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Optional
 
@@ -260,10 +262,41 @@ def _network(history: Sequence[Snapshot]) -> list[Observation]:
         who = f"{len(pids)} processes" if len(pids) > 1 else f"PID {pids[0]}"
         outside = ", ".join(f"PID {p}" for p in waits[0].peer_pids)
         where = f"held by {outside} outside the target" if outside else "not on this machine"
-        text = f"{who} blocked {waited} reading a connection to {address} ({where}): an upstream that does not answer"
-        out.append(_obs("wait-upstream", text, snap.taken_at, pids, net_address=address, net_waiters=who,
-                        net_waited=waited, net_waited_s=round(seconds, 1)))
+        announced = announced_by(snap, address)
+        if announced:
+            text = (f"{who} blocked {waited} reading a connection to {address} ({where}), the rendezvous address "
+                    f"the command line announces ({announced})")
+            out.append(_obs("wait-rendezvous", text, snap.taken_at, pids, net_address=address, net_waiters=who,
+                            net_waited=waited, net_waited_s=round(seconds, 1)))
+        else:
+            text = (f"{who} blocked {waited} reading a connection to {address} ({where}): an upstream that does "
+                    "not answer")
+            out.append(_obs("wait-upstream", text, snap.taken_at, pids, net_address=address, net_waiters=who,
+                            net_waited=waited, net_waited_s=round(seconds, 1)))
     return out
+
+
+# a word that names a rendezvous or master address, not inside another word ("import" is no "port")
+_RENDEZVOUS_WORDS = re.compile(r"(?<![a-z])(port|addr|address|endpoint|init_method|init-method|master|rdzv|store)"
+                               r"(?![a-z])|tcp://", re.IGNORECASE)
+
+
+def announced_by(snapshot: Snapshot, address: str) -> str:
+    """The command-line argument of a tree process that names `address`'s port as a rendezvous or master
+    address (`--master-port 29500`, `--dist-init-addr h:29500`, `init_method=tcp://h:29500`); "" if none."""
+    port = address.rpartition(":")[2]
+    if not port.isdecimal():
+        return ""
+    pattern = re.compile(rf"(?<![0-9]){port}(?![0-9])")
+    for p in snapshot.processes:
+        args = p.cmdline
+        for i, arg in enumerate(args):
+            if len(arg) > 200 or not pattern.search(arg):
+                continue  # a long argument is a program text (python -c), not an address
+            context = (args[i - 1] if i and len(args[i - 1]) <= 200 else "") + " " + arg
+            if _RENDEZVOUS_WORDS.search(context.replace("_", "-").replace("-", " ")):
+                return " ".join(a for a in args[max(0, i - 1):i + 1])
+    return ""
 
 
 def _netfs(snap: Snapshot) -> list[Observation]:
