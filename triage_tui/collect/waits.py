@@ -99,8 +99,11 @@ class _Refresh:
         self._mounts: Dict[int, List[Tuple[str, str]]] = {}
         self._ends: Dict[Tuple[str, bool], Tuple[List[_Holder], List[_Holder]]] = {}
         self.reusable: Dict[int, Tuple[Wait, ...]] = {}
+        self._kept: Dict[int, Carried] = {}  # reused whole: carried on as the same object
         self.produced: Dict[int, List[Wait]] = {}
         tree = frozenset(pids)
+        # every Carried of one refresh holds the same tree: compare it once, not once per process
+        same_tree = bool(carry) and next(iter(carry.values())).tree == tree  # type: ignore[union-attr]
         for pid in unchanged:  # the provably idle: what they showed last refresh is what they show now
             before = (carry or {}).get(pid)
             stat = table.stats.get(pid) if table is not None else None
@@ -110,14 +113,15 @@ class _Refresh:
                 self._links[pid] = before.links
             if before.syscall is not None:
                 self._syscalls[pid] = before.syscall
-            self._modes[pid] = dict(before.modes)
+            self._modes[pid] = before.modes  # shared: only ever added to, and only with what is true now
             # Its whole wait stands as it was when nothing it depends on can have changed either: the
             # tree is the same set of processes (no new holder of an end, no child gone), every peer is
             # idle too, and no peer is outside the tree or beyond a TCP connection (those are re-read).
-            if before.waits is not None and before.tree == tree and all(
+            if before.waits is not None and same_tree and all(
                     not w.peer_outside and not (w.address and not w.peer_pids)
                     and all(peer in unchanged for peer in w.peer_pids) for w in before.waits):
                 self.reusable[pid] = before.waits
+                self._kept[pid] = before
         self._sharers: Dict[Tuple[str, int], List[int]] = {}
 
     # -- fd tables
@@ -222,6 +226,10 @@ class _Refresh:
             return out
         tree = frozenset(self.pids)
         for pid in self.pids:
+            kept = self._kept.get(pid)
+            if kept is not None:
+                out[pid] = kept._replace(tree=tree) if kept.tree is not tree else kept
+                continue
             stat = self.table.stats.get(pid)
             if stat is None or stat.num_threads != 1:
                 continue
