@@ -750,6 +750,15 @@ def _collect(pids: Sequence[int], table: Optional[ProcTable], proc: str, machine
             except OSError:
                 continue  # the thread exited
             call = parse_syscall(text, machine)
+            if call is None and state == "D" and not text.startswith("running"):
+                # uninterruptible outside a system call: a page fault (a mapped file on a slow
+                # filesystem, swap) or a kernel wait; the kernel stack says which where readable
+                stack = _kernel_stack(refresh, pid, tid)
+                waits.append(Wait(pid=pid, tid=tid, kind="unknown", object="D state outside a system call",
+                                  detail="uninterruptible, not in a system call: a page fault on a mapped file "
+                                         "or swap, or a kernel wait" + (f" (in {stack[0]})" if stack else ""),
+                                  state=state, kernel_stack=stack))
+                continue
             if call is None:
                 continue  # it ran on (or sleeps outside a system call): nothing to resolve
             try:
