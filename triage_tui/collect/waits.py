@@ -200,6 +200,14 @@ class _Refresh:
         if got is not None:
             return got
         got = -1
+        try:  # the fd link's own permission bits are its open mode (lr-x: read, l-wx: write): one lstat
+            bits = os.lstat(f"{self.proc}/{pid}/fd/{fd}").st_mode & 0o600
+            got = {0o400: 0, 0o200: 1, 0o600: 2}.get(bits, -1)
+        except OSError:
+            pass
+        if got >= 0:
+            modes[fd] = got
+            return got
         try:
             for line in read_text(f"{self.proc}/{pid}/fdinfo/{fd}").splitlines():
                 if line.startswith("flags:"):
