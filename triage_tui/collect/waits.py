@@ -36,7 +36,8 @@ EPOLLS = frozenset({"epoll_wait", "epoll_pwait", "epoll_pwait2"})
 SLEEPS = frozenset({"nanosleep", "clock_nanosleep"})
 SIGNAL_WAITS = frozenset({"pause", "rt_sigsuspend", "rt_sigtimedwait"})
 FUTEX_PRIVATE_FLAG = 128
-MAX_POLL_FDS = 256  # a poll set larger than this is read in part (the first ones)
+MAX_POLL_FDS = 256
+OUTSIDE_TTL_S = 10.0  # how long a scan of the processes outside the tree is reused  # a poll set larger than this is read in part (the first ones)
 NO_ACCESS = Unavailable("/proc/PID/task/TID/syscall: permission denied (it needs ptrace read access)",
                         "run triage as the target's user or as root; check kernel.yama.ptrace_scope")
 
@@ -84,7 +85,8 @@ class _Refresh:
     """Per-refresh caches: fd tables, socket dumps, maps, mount tables (each read at most once)."""
 
     def __init__(self, pids: Sequence[int], table: Optional[ProcTable], proc: str,
-                 carry: Optional[Dict[int, Carried]] = None, unchanged: frozenset = frozenset()) -> None:
+                 carry: Optional[Dict[int, Carried]] = None, unchanged: frozenset = frozenset(),
+                 outside: Optional[Tuple[float, Dict[str, List[_Holder]]]] = None) -> None:
         self.pids = list(pids)
         self._modes: Dict[int, Dict[int, int]] = {}
         self._syscalls: Dict[int, str] = {}
@@ -95,6 +97,7 @@ class _Refresh:
         self._links: dict[int, dict[int, str]] = {}
         self._owners: Optional[dict[str, list[_Holder]]] = None
         self._outside_scanned = False
+        self.outside = outside  # (monotonic time, link → holders) of the last scan of other processes
         self._maps: Dict[int, List[Tuple[int, int, str, int, str, int, str]]] = {}
         self._mounts: Dict[int, List[Tuple[str, str]]] = {}
         self._ends: Dict[Tuple[str, bool], Tuple[List[_Holder], List[_Holder]]] = {}
@@ -159,18 +162,34 @@ class _Refresh:
                 self._owners.setdefault(target, []).append(_Holder(pid, fd))
 
     def scan_outside(self) -> None:
-        """Index the fd tables of every other process once (what `ss -p` and `lsof` walk)."""
+        """Index the fd tables of every other process (what `ss -p` and `lsof` walk): once per refresh,
+        and from the previous scan while it is younger than OUTSIDE_TTL_S (a reader whose writer is
+        outside the tree would otherwise walk the whole machine every refresh); a holder that exited
+        meanwhile is then named for at most that long."""
         if self._outside_scanned:
             return
         self._outside_scanned = True
-        self.owners("")
-        try:
-            names = os.listdir(self.proc)
-        except OSError:
-            return
-        for name in names:
-            if name.isdecimal() and int(name) not in self.tree:
-                self._index(int(name))
+        self.owners("")  # the tree's index first
+        assert self._owners is not None
+        owners = self._owners
+        now = time.monotonic()
+        if self.outside is not None and now - self.outside[0] < OUTSIDE_TTL_S:
+            index = self.outside[1]
+        else:
+            index = {}
+            try:
+                names = os.listdir(self.proc)
+            except OSError:
+                names = []
+            for name in names:
+                if name.isdecimal() and int(name) not in self.tree:
+                    pid = int(name)
+                    for fd, target in self.links(pid).items():
+                        if target.startswith(("pipe:", "socket:")) or target.startswith("/"):
+                            index.setdefault(target, []).append(_Holder(pid, fd))
+            self.outside = (now, index)
+        for target, holders in index.items():
+            owners.setdefault(target, []).extend(h for h in holders if h.pid not in self.tree)
 
     def pipe_ends(self, link: str) -> Tuple[List[_Holder], List[_Holder]]:
         """(holders of the read end, holders of the write end) of a pipe, worked out once per refresh
@@ -713,17 +732,18 @@ def _kernel_stack(refresh: _Refresh, pid: int, tid: int) -> tuple[str, ...]:
 def collect_waits(pids: Sequence[int], table: Optional[ProcTable] = None, proc: str = "/proc",
                   machine: Optional[str] = None) -> tuple[tuple[Wait, ...], WaitSource]:
     """The waits of every blocked thread of `pids` (their running main threads as `running`)."""
-    waits, source, _ = _collect(pids, table, proc, machine, None, frozenset())
+    waits, source, _, _ = _collect(pids, table, proc, machine, None, frozenset())
     return waits, source
 
 
 def _collect(pids: Sequence[int], table: Optional[ProcTable], proc: str, machine: Optional[str],
-             carry: Optional[Dict[int, Carried]], unchanged: frozenset
-             ) -> Tuple[Tuple[Wait, ...], WaitSource, Dict[int, Carried]]:
+             carry: Optional[Dict[int, Carried]], unchanged: frozenset,
+             outside: Optional[Tuple[float, Dict[str, List[_Holder]]]] = None
+             ) -> Tuple[Tuple[Wait, ...], WaitSource, Dict[int, Carried], Optional[Tuple[float, Dict[str, List[_Holder]]]]]:
     """collect_waits; `carry` (from the previous refresh) and `unchanged` (PIDs that provably did not run
     since) let it skip the syscall and fd-table reads of idle single-threaded processes."""
     started = time.perf_counter()
-    refresh = _Refresh(pids, table, proc, carry, unchanged)
+    refresh = _Refresh(pids, table, proc, carry, unchanged, outside)
     waits: List[Wait] = []
     blocked = 0
     for pid in pids:
@@ -777,10 +797,10 @@ def _collect(pids: Sequence[int], table: Optional[ProcTable], proc: str, machine
                 in_process_locks.append(tid)
                 continue
             stack = _kernel_stack(refresh, pid, tid) if state == "D" else ()
-            outside = tuple(p for p in got.peers if p not in refresh.tree)
+            beyond = tuple(p for p in got.peers if p not in refresh.tree)
             waits.append(Wait(pid=pid, tid=tid, kind=got.kind, object=got.object, peer_pids=got.peers,
                               detail=got.detail, syscall=call.name, state=state, fd=fd, address=got.address,
-                              socket_state=got.socket_state, not_accepted=got.not_accepted, peer_outside=outside,
+                              socket_state=got.socket_state, not_accepted=got.not_accepted, peer_outside=beyond,
                               path=got.path, fs_type=got.fs_type, shared_key=key, kernel_stack=stack))
         if in_process_locks:
             waits.append(Wait(pid=pid, tid=in_process_locks[0], kind="futex", object="in-process locks",
@@ -791,7 +811,7 @@ def _collect(pids: Sequence[int], table: Optional[ProcTable], proc: str, machine
     kept = refresh.keep()
     ms = (time.perf_counter() - started) * 1000
     error = Unavailable(refresh.sockets.error) if refresh.sockets.error else None
-    return tuple(waits), WaitSource(blocked_threads=blocked, duration_ms=ms, error=error), kept
+    return tuple(waits), WaitSource(blocked_threads=blocked, duration_ms=ms, error=error), kept, refresh.outside
 
 
 def unchanged_since_last(rows: Sequence[ProcessInfo]) -> frozenset:
@@ -806,11 +826,13 @@ class WaitCollector:
 
     def __init__(self) -> None:
         self._carry: Dict[int, Carried] = {}
+        self._outside: Optional[Tuple[float, Dict[str, List[_Holder]]]] = None
 
     def collect(self, pids: Sequence[int], table: Optional[ProcTable], unchanged: frozenset = frozenset()
                 ) -> Tuple[Tuple[Wait, ...], WaitSource]:
         carry, self._carry = self._carry, {}  # a refresh that raises leaves nothing stale to reuse
-        waits, source, self._carry = _collect(pids, table, "/proc", None, carry, unchanged)
+        waits, source, self._carry, self._outside = _collect(pids, table, "/proc", None, carry, unchanged,
+                                                             self._outside)
         return waits, source
 
 
