@@ -3,7 +3,8 @@
 Three trees of 1,000 children under one parent: every child in pause() (nothing to resolve beyond the
 syscall), every child blocked reading one pipe whose write end the parent holds (the fd tables are
 walked and the write-end holders found: the common case of ranks on a launcher's pipe), and every child
-blocked in recv() on its own unix socketpair with the parent (one sock_diag dump, 1,000 peers to find).
+blocked in recv() on its own unix socketpair with the parent (one sock_diag dump, 1,000 peers to find;
+each child closes the parent's ends of the earlier pairs it inherited, or every child would hold them all).
 CPU is time.process_time(): around a cold collect_waits (the first look: every syscall and fd table
 read), around the waits source inside a SnapshotCollector refresh (later looks: an idle single-threaded
 process's reads are reused, see collect/waits.py Carried), and around that whole refresh; median of
@@ -53,6 +54,8 @@ for _ in range(n):
             os.read(r, 1)
         else:
             a.close()
+            for other in kids:  # the parent's ends of earlier pairs, inherited by the fork: not ours
+                other.close()
             b.recv(1)
         os._exit(0)
     if kind == "unix":

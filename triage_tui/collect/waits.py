@@ -37,7 +37,8 @@ SLEEPS = frozenset({"nanosleep", "clock_nanosleep"})
 SIGNAL_WAITS = frozenset({"pause", "rt_sigsuspend", "rt_sigtimedwait"})
 FUTEX_PRIVATE_FLAG = 128
 MAX_POLL_FDS = 256
-OUTSIDE_TTL_S = 10.0  # how long a scan of the processes outside the tree is reused  # a poll set larger than this is read in part (the first ones)
+OUTSIDE_TTL_S = 10.0
+MAX_PEERS = 64  # peers kept per wait: a socket inherited by 1,000 forks must not cost 1,000² in every face  # how long a scan of the processes outside the tree is reused  # a poll set larger than this is read in part (the first ones)
 NO_ACCESS = Unavailable("/proc/PID/task/TID/syscall: permission denied (it needs ptrace read access)",
                         "run triage as the target's user or as root; check kernel.yama.ptrace_scope")
 
@@ -797,8 +798,9 @@ def _collect(pids: Sequence[int], table: Optional[ProcTable], proc: str, machine
                 in_process_locks.append(tid)
                 continue
             stack = _kernel_stack(refresh, pid, tid) if state == "D" else ()
-            beyond = tuple(p for p in got.peers if p not in refresh.tree)
-            waits.append(Wait(pid=pid, tid=tid, kind=got.kind, object=got.object, peer_pids=got.peers,
+            beyond = tuple(p for p in got.peers[:MAX_PEERS] if p not in refresh.tree)
+            waits.append(Wait(pid=pid, tid=tid, kind=got.kind, object=got.object, peer_pids=got.peers[:MAX_PEERS],
+                              peers_more=max(0, len(got.peers) - MAX_PEERS),
                               detail=got.detail, syscall=call.name, state=state, fd=fd, address=got.address,
                               socket_state=got.socket_state, not_accepted=got.not_accepted, peer_outside=beyond,
                               path=got.path, fs_type=got.fs_type, shared_key=key, kernel_stack=stack))

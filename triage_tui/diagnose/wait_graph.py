@@ -99,7 +99,7 @@ def deadlocks(snapshot: Snapshot) -> list[list[int]]:
     """Cycles of two or more processes none of which waits on anyone outside the cycle, nor runs."""
     graph = edges(snapshot)
     running = {w.pid for w in snapshot.waits if w.kind == "running" and w.tid == w.pid}
-    outside_waits = {w.pid for w in snapshot.waits if w.peer_outside}
+    outside_waits = {w.pid for w in snapshot.waits if w.peer_outside or w.peers_more}  # a cut list: not a knot
     out = []
     for members in _components(graph):
         if len(members) < 2:

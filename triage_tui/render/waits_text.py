@@ -105,7 +105,8 @@ def wait_lines(snapshot: Snapshot) -> list[WaitLine]:
             for peer in wait.peer_pids[:6]:
                 name = names.get(peer, "outside the target" if peer in wait.peer_outside else "?")
                 peers.append(f"PID {peer} ({name}: {_short(main_wait(waits, peer, index))})")
-            more = f" and {len(wait.peer_pids) - 6} more" if len(wait.peer_pids) > 6 else ""
+            left = len(wait.peer_pids) - 6 + wait.peers_more
+            more = f" and {left} more" if left > 0 else ""
             text += " ← " + _peer_label(wait) + "; ".join(peers) + more
         elif wait.detail:
             text += f": {wait.detail}"
