@@ -63,6 +63,7 @@ def test_two_processes_each_reading_the_pipe_the_other_should_write() -> None:
     with started(programs.PIPE_CYCLE) as info:
         a, b = info["a"], info["b"]
         settle_in([a, b], ["read"])
+        settle_in([info["launcher"]], ["clock_nanosleep", "nanosleep", "select", "pselect6"])
         got = waits_of([info["launcher"], a, b])
         assert got[a].peer_pids == (b,) and got[b].peer_pids == (a,)
         assert got[info["launcher"]].kind == "sleep"
