@@ -76,9 +76,9 @@ class Carried(NamedTuple):
 
     starttime: int
     syscall: Optional[str]  # the syscall file as read (None: not read)
-    links: Optional[Dict[int, str]]  # fd → link target (None: not read)
-    modes: Dict[int, int]  # fd → O_ACCMODE, for the fds whose fdinfo was read
-    waits: Optional[Tuple[Wait, ...]] = None  # what it waited on (before the shared-futex notes)
+    links: Optional[dict[int, str]]  # fd → link target (None: not read)
+    modes: dict[int, int]  # fd → O_ACCMODE, for the fds whose fdinfo was read
+    waits: Optional[tuple[Wait, ...]] = None  # what it waited on (before the shared-futex notes)
     tree: frozenset = frozenset()  # the PIDs of that refresh
 
 
@@ -86,11 +86,11 @@ class _Refresh:
     """Per-refresh caches: fd tables, socket dumps, maps, mount tables (each read at most once)."""
 
     def __init__(self, pids: Sequence[int], table: Optional[ProcTable], proc: str,
-                 carry: Optional[Dict[int, Carried]] = None, unchanged: frozenset = frozenset(),
-                 outside: Optional[Tuple[float, Dict[str, List[_Holder]]]] = None) -> None:
+                 carry: Optional[dict[int, Carried]] = None, unchanged: frozenset = frozenset(),
+                 outside: Optional[tuple[float, dict[str, list[_Holder]]]] = None) -> None:
         self.pids = list(pids)
-        self._modes: Dict[int, Dict[int, int]] = {}
-        self._syscalls: Dict[int, str] = {}
+        self._modes: dict[int, dict[int, int]] = {}
+        self._syscalls: dict[int, str] = {}
         self.tree = set(pids)
         self.table = table
         self.proc = proc
@@ -99,12 +99,12 @@ class _Refresh:
         self._owners: Optional[dict[str, list[_Holder]]] = None
         self._outside_scanned = False
         self.outside = outside  # (monotonic time, link → holders) of the last scan of other processes
-        self._maps: Dict[int, List[Tuple[int, int, str, int, str, int, str]]] = {}
-        self._mounts: Dict[int, List[Tuple[str, str]]] = {}
-        self._ends: Dict[Tuple[str, bool], Tuple[List[_Holder], List[_Holder]]] = {}
-        self.reusable: Dict[int, Tuple[Wait, ...]] = {}
-        self._kept: Dict[int, Carried] = {}  # reused whole: carried on as the same object
-        self.produced: Dict[int, List[Wait]] = {}
+        self._maps: dict[int, list[tuple[int, int, str, int, str, int, str]]] = {}
+        self._mounts: dict[int, list[tuple[str, str]]] = {}
+        self._ends: dict[tuple[str, bool], tuple[list[_Holder], list[_Holder]]] = {}
+        self.reusable: dict[int, tuple[Wait, ...]] = {}
+        self._kept: dict[int, Carried] = {}  # reused whole: carried on as the same object
+        self.produced: dict[int, list[Wait]] = {}
         tree = frozenset(pids)
         # every Carried of one refresh holds the same tree: compare it once, not once per process
         same_tree = bool(carry) and next(iter(carry.values())).tree == tree  # type: ignore[union-attr]
@@ -126,7 +126,7 @@ class _Refresh:
                     and all(peer in unchanged for peer in w.peer_pids) for w in before.waits):
                 self.reusable[pid] = before.waits
                 self._kept[pid] = before
-        self._sharers: Dict[Tuple[str, int], List[int]] = {}
+        self._sharers: dict[tuple[str, int], list[int]] = {}
 
     # -- fd tables
     def links(self, pid: int) -> dict[int, str]:
@@ -192,7 +192,7 @@ class _Refresh:
         for target, holders in index.items():
             owners.setdefault(target, []).extend(h for h in holders if h.pid not in self.tree)
 
-    def pipe_ends(self, link: str) -> Tuple[List[_Holder], List[_Holder]]:
+    def pipe_ends(self, link: str) -> tuple[list[_Holder], list[_Holder]]:
         """(holders of the read end, holders of the write end) of a pipe, worked out once per refresh
         (1,000 ranks reading one launcher pipe must not read 1,000 × 1,000 fdinfo files)."""
         key = (link, self._outside_scanned)
@@ -204,7 +204,7 @@ class _Refresh:
             self._ends[key] = got
         return got
 
-    def sharers(self, pid: int, dev: str, inode: int) -> List[int]:
+    def sharers(self, pid: int, dev: str, inode: int) -> list[int]:
         """The other processes of the tree mapping the file (dev, inode), found once per file."""
         key = (dev, inode)
         got = self._sharers.get(key)
@@ -247,9 +247,9 @@ class _Refresh:
             self._syscalls[pid] = text
         return text
 
-    def keep(self) -> Dict[int, Carried]:
+    def keep(self) -> dict[int, Carried]:
         """What the next refresh may reuse: the single-threaded processes' reads of this one."""
-        out: Dict[int, Carried] = {}
+        out: dict[int, Carried] = {}
         if self.table is None:
             return out
         tree = frozenset(self.pids)
@@ -738,14 +738,14 @@ def collect_waits(pids: Sequence[int], table: Optional[ProcTable] = None, proc: 
 
 
 def _collect(pids: Sequence[int], table: Optional[ProcTable], proc: str, machine: Optional[str],
-             carry: Optional[Dict[int, Carried]], unchanged: frozenset,
-             outside: Optional[Tuple[float, Dict[str, List[_Holder]]]] = None
-             ) -> Tuple[Tuple[Wait, ...], WaitSource, Dict[int, Carried], Optional[Tuple[float, Dict[str, List[_Holder]]]]]:
+             carry: Optional[dict[int, Carried]], unchanged: frozenset,
+             outside: Optional[tuple[float, dict[str, list[_Holder]]]] = None
+             ) -> tuple[tuple[Wait, ...], WaitSource, dict[int, Carried], Optional[tuple[float, dict[str, list[_Holder]]]]]:
     """collect_waits; `carry` (from the previous refresh) and `unchanged` (PIDs that provably did not run
     since) let it skip the syscall and fd-table reads of idle single-threaded processes."""
     started = time.perf_counter()
     refresh = _Refresh(pids, table, proc, carry, unchanged, outside)
-    waits: List[Wait] = []
+    waits: list[Wait] = []
     blocked = 0
     for pid in pids:
         reused = refresh.reusable.get(pid)
@@ -755,7 +755,7 @@ def _collect(pids: Sequence[int], table: Optional[ProcTable], proc: str, machine
             blocked += len(reused)
             continue
         first = len(waits)
-        in_process_locks: List[int] = []
+        in_process_locks: list[int] = []
         for tid, state in _threads(refresh, pid):
             if state == "R":
                 if tid == pid:
@@ -827,11 +827,11 @@ class WaitCollector:
     """collect_waits with memory: idle single-threaded processes are not re-read (see Carried)."""
 
     def __init__(self) -> None:
-        self._carry: Dict[int, Carried] = {}
-        self._outside: Optional[Tuple[float, Dict[str, List[_Holder]]]] = None
+        self._carry: dict[int, Carried] = {}
+        self._outside: Optional[tuple[float, dict[str, list[_Holder]]]] = None
 
     def collect(self, pids: Sequence[int], table: Optional[ProcTable], unchanged: frozenset = frozenset()
-                ) -> Tuple[Tuple[Wait, ...], WaitSource]:
+                ) -> tuple[tuple[Wait, ...], WaitSource]:
         carry, self._carry = self._carry, {}  # a refresh that raises leaves nothing stale to reuse
         waits, source, self._carry, self._outside = _collect(pids, table, "/proc", None, carry, unchanged,
                                                              self._outside)
