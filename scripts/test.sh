@@ -11,7 +11,9 @@ command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 command -v ps >/dev/null 2>&1 && command -v free >/dev/null 2>&1 || need+=(procps)   # agentless SSH mode
 command -v ss >/dev/null 2>&1 || need+=(iproute2)                                   # agentless SSH mode
-command -v unshare >/dev/null 2>&1 || need+=(util-linux)                            # GPU PID-namespace test
+command -v unshare >/dev/null 2>&1 || need+=(util-linux)                            # GPU PID-namespace test, job nodes
+[ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] || need+=(slurm-wlm)              # the real local Slurm test
+[ -x /usr/sbin/munged ] || need+=(munge)
 if [ ${#need[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
@@ -19,6 +21,8 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 python3 -m pip install -q -e '.[test]'
-# The layering contract in pyproject.toml ([tool.importlinter]): a violation fails the run before any test.
+# The layering contract and the type check (pyproject.toml [tool.importlinter], [tool.mypy]): a violation
+# fails the run before any test.
 lint-imports --no-cache
+python3 -m mypy
 exec python3 -m pytest "$@"

@@ -53,6 +53,7 @@ def record(app: TriageApp) -> dict[str, Any]:
         "snapshots": len(app.incident.timeline),
         "taken_at": latest.taken_at if latest else None,
         "gpu_text": str(body),
+        "gpu_height": app.query_one("#gpus").region.height,
         "gpu_error": latest.gpus.error.reason if latest and latest.gpus.error is not None else None,
         "process_gpu_column": gpu_column,
         "process_subtitle": str(pane.border_subtitle),

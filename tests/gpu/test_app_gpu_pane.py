@@ -147,7 +147,8 @@ def test_no_driver_is_one_line_and_the_processes_pane_keeps_refreshing(fake_driv
     for rec in (before, after):
         text = rec["gpu_text"].strip()
         assert "\n" not in text and reason in text, text
-        assert text.startswith("no GPUs shown:")
+        assert text.startswith("2 GPUs: no GPUs shown:")  # one line, the pane named in front (no border)
+        assert rec["gpu_height"] == 1
         assert rec["gpu_error"] is not None and reason in rec["gpu_error"]
     # the tree: the launcher and its eight workers, then the child it forked between the refreshes
     assert set(before["process_gpu_column"]) == {str(tree.launcher), *map(str, tree.workers)}

@@ -54,15 +54,15 @@ def test_json_report_carries_the_schema_fields(demo: DemoInfo) -> None:
     assert "100% Completed" in log["lines"][-1]["text"]
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["report", "999999999"], "no process with PID"),
-    (["report", "name:("], "does not compile"),
-    (["report", "1", "--log", "/nonexistent/triage.log"], "cannot read --log"),
-    (["report", "1", "--log", "/"], "cannot read --log"),
+@pytest.mark.parametrize("argv, words, code", [
+    (["report", "999999999"], "no process with PID", 1),  # runtime failure: nothing has that PID
+    (["report", "name:("], "does not compile", 2),  # usage error: the spec is wrong as written
+    (["report", "1", "--log", "/nonexistent/triage.log"], "cannot read --log", 1),
+    (["report", "1", "--log", "/"], "cannot read --log", 1),
 ])
-def test_bad_input_is_one_line_and_exit_2(argv: list[str], words: str) -> None:
+def test_bad_input_is_one_line_and_its_exit_code(argv: list[str], words: str, code: int) -> None:
     result = triage(*argv, *FAST)
-    assert result.returncode == 2
+    assert result.returncode == code
     assert words in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert "Traceback" not in result.stderr
@@ -80,7 +80,7 @@ def test_demo_report_shows_the_incident_and_cleans_up() -> None:
     assert "RSS overstates memory here" in out
     ratio = float(re.search(r"(\d+\.\d)× their PSS sum", out).group(1))
     assert ratio >= 2.0
-    assert re.search(r"Silent for: \d+ s", out)
+    assert re.search(r"Silent for: \d+(\.\d)? (ms|s|min)\b", out)
     assert "**refused**" in out
     _, alive = psutil.wait_procs([psutil.Process(p) for p in [launcher, *workers] if psutil.pid_exists(p)], timeout=30)
     assert [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] == []

@@ -129,8 +129,10 @@ def test_agent_server_protocol_errors_are_answers_not_crashes(tmp_path) -> None:
     assert good["ok"] and good["dir"] == str(tmp_path)
     assert server.answer('{"id": 4, "op": "resolve", "specs": ["name:["]}')["kind"] == "target"
     assert server.answer('{"id": 5, "op": "frobnicate"}')["kind"] == "protocol"
-    mappings = server.answer(json.dumps({"id": 6, "op": "mappings", "pid": os.getpid()}))
-    assert any("python" in f for f in mappings["files"])
+    mappings = server.answer(json.dumps({"id": 6, "op": "mappings_by_file", "pid": os.getpid(), "targets": []}))
+    assert any("python" in m["path"] for m in mappings["mappings"])
+    gone = server.answer(json.dumps({"id": 7, "op": "mappings_by_file", "pid": 2**22 + 7, "targets": []}))
+    assert gone["ok"] and "no such process" in gone["unavailable"]["unavailable"]
 
 
 def test_pyspy_uploaded_when_the_node_has_none_and_gone_after(node: Node, sleeper_tree: subprocess.Popen,
@@ -191,3 +193,21 @@ def test_node_without_a_usable_python_falls_back_to_agentless(node: Node, sleepe
     finally:
         host.close()
     # (the probe is read-only: it makes no directory, so there is nothing to remove)
+
+
+def test_agent_mode_reads_the_wait_for_graph_on_the_node(node: Node) -> None:
+    from tests.realproc import wait_programs as programs
+
+    with programs.started(programs.PIPE_CYCLE) as info:
+        a, b = info["a"], info["b"]
+        programs.settle_in([a, b], ["read"])
+        host = SshHost(node.options())
+        try:
+            remote = host.collect(host.resolve([str(info["launcher"])]), CollectOptions())
+            assert host.mode == "agent"
+        finally:
+            host.close()
+        by_pid = {w.pid: w for w in remote.waits if w.tid == w.pid}
+        assert remote.waits_source.error is None
+        assert by_pid[a].kind == "pipe" and by_pid[a].peer_pids == (b,)
+        assert by_pid[b].kind == "pipe" and by_pid[b].peer_pids == (a,)

@@ -8,6 +8,7 @@ import threading
 from conftest import make_app, settle
 from textual.command import CommandPalette
 
+from triage_tui.ui.app import TriageApp
 from triage_tui.ui.panes.gpus import GpusPane
 from triage_tui.ui.panes.hypotheses import HypothesesPane, HypothesisTree
 from triage_tui.ui.panes.log import LogPane, LogView
@@ -376,3 +377,47 @@ async def test_keys_typed_into_the_filter_are_text_not_commands(app, incident):
         await pilot.press("slash", "q", "s", "z", "left_square_bracket")
         assert app.query_one(ProcessesPane).filter_text == "qsz["
         assert not app._exit and app.zoomed is None and app.view_at is None and incident.captures == []
+
+
+async def test_curly_brackets_back_then_forward_return_to_the_same_refresh(tmp_path):
+    import dataclasses
+
+    snaps = build_snapshots(4)
+    base = snaps[0].taken_at
+    snaps = [dataclasses.replace(s, taken_at=base + dt) for s, dt in zip(snaps, (0, 30, 95, 100), strict=True)]
+    incident = SampleIncident(snaps, preload=4)
+    app = make_app(incident, str(tmp_path), live=False)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("left_square_bracket")
+        assert app.shown_snapshot().taken_at == base + 95
+        await pilot.press("left_curly_bracket")
+        assert app.shown_snapshot().taken_at == base + 30
+        await pilot.press("right_curly_bracket")  # a minute on from 30 s would be 90 s: the refresh at 30 again
+        assert app.shown_snapshot().taken_at == base + 95
+
+
+async def test_e_falls_back_to_a_writable_directory_and_says_where(tmp_path):
+    incident = SampleIncident(build_snapshots(6), preload=5)
+    gone = tmp_path / "gone"  # the record's directory, removed since
+    app = TriageApp(incident, interval=3600, live=False, clock=lambda: incident.latest.taken_at,
+                    export_dirs=(str(gone), str(tmp_path)))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert app.last_export is not None and os.path.dirname(app.last_export) == str(tmp_path)
+        assert any(app.last_export in n.message for n in app._notifications)
+
+
+async def test_e_with_no_writable_directory_says_why(tmp_path):
+    incident = SampleIncident(build_snapshots(6), preload=5)
+    app = TriageApp(incident, interval=3600, live=False, clock=lambda: incident.latest.taken_at,
+                    export_dirs=(str(tmp_path / "a"), str(tmp_path / "b")))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert app.last_export is None
+        said = " ".join(n.message for n in app._notifications)
+        assert "report not written" in said and str(tmp_path / "a") in said and "No such file" in said

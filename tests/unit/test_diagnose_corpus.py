@@ -18,9 +18,11 @@ RECORDED = json.loads((ROOT / "tests" / "corpus" / "scores.json").read_text())
 
 def test_the_corpus_has_60_real_cases_with_source_cause_and_evidence() -> None:
     cases = read_cases(CASES)
+    second = read_cases(ROOT / "tests" / "corpus" / "cases-2")
+    assert len(second) >= 20
     assert len(cases) >= 60
     ids = {s.id for s in CATALOGUE}
-    for case in cases:
+    for case in cases + second:
         assert case.source.startswith("https://github.com/"), case.name
         assert case.cause in ids, (case.name, case.cause)
         assert case.sure in ("confirmed", "likely", "reported"), case.name
@@ -55,7 +57,7 @@ def test_triage_diagnose_exits_0_with_a_used_piece_on_every_case_file(tmp_path: 
     import subprocess
     import sys
 
-    paths = sorted(CASES.glob("*.md"))
+    paths = sorted(CASES.glob("*.md")) + sorted((ROOT / "tests" / "corpus" / "cases-2").glob("*.md"))
     child = subprocess.run([sys.executable, str(ROOT / "tests" / "fuzz" / "diagnose_child.py")], cwd=ROOT,
                            env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=600,
                            input="".join(f"{p} md\n" for p in paths))

@@ -95,7 +95,7 @@ def test_cli_several_files_are_read_together() -> None:
 
 def test_cli_unreadable_file_is_one_error_line(tmp_path) -> None:
     out = _cli(str(tmp_path / "missing.txt"))
-    assert out.returncode == 2 and out.stdout == ""
+    assert out.returncode == 1 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and "cannot read" in out.stderr and "Traceback" not in out.stderr
 
 
@@ -116,4 +116,4 @@ def test_cli_stdin_that_is_not_clean_text_or_is_closed_gives_one_line() -> None:
     assert b"Traceback" not in undecodable.stderr and undecodable.returncode == 1
     closed = subprocess.run([sys.executable, "-m", "triage_tui", "diagnose"], stdin=None, capture_output=True,
                             text=True, timeout=60, preexec_fn=lambda: os.close(0))
-    assert closed.returncode == 2 and closed.stderr == "triage: error: no FILE given and standard input is closed\n"
+    assert closed.returncode == 1 and closed.stderr == "triage: error: no FILE given and standard input is closed\n"

@@ -135,7 +135,7 @@ def test_default_path_is_under_the_xdg_state_directory(tmp_path: Path, monkeypat
     assert recorder is not None
     recorder.close()
     assert recorder.path.parent == tmp_path / "state" / "triage"
-    assert recorder.path.name.startswith("triage-node_7-") and recorder.path.name.endswith(".jsonl")
+    assert recorder.path.name.startswith("triage-node_7-") and recorder.path.name.endswith(".jsonl.gz")
     assert read_record(recorder.path).header["target"] == ["1"]
 
     named = recorder_from_args(argparse.Namespace(record=str(tmp_path / "x.jsonl"), no_record=False), "h")

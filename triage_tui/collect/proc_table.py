@@ -18,6 +18,7 @@ PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 _CHUNK = 65536
+PF_KTHREAD = 0x00200000  # include/linux/sched.h
 
 
 def read_bytes(path: str) -> bytes:
@@ -103,7 +104,10 @@ class ProcTable:
         return out
 
     def is_kernel_thread(self, pid: int) -> bool:
-        return pid == 2 or self.parent(pid) == 2
+        """By the kernel's own PF_KTHREAD flag: "PID 2 and its children" holds only in the initial PID
+        namespace — in a container or a PID namespace, PID 2 is an ordinary process (often the server)."""
+        stat = self.stats.get(pid)
+        return stat is not None and bool(stat.flags & PF_KTHREAD)
 
 
 def read_proc_table(proc: str = "/proc") -> ProcTable:

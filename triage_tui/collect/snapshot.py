@@ -24,15 +24,15 @@ from ..model.snapshot import (
     SourceStatus,
     Target,
 )
-from ..model.waits import Wait, WaitSource
 from ..model.unavailable import Unavailable, is_known
+from ..model.waits import Wait, WaitSource
 from .kernel import KernelLogCollector
 from .memory import SmapsReader, collect_cgroup_memory, collect_system_memory, target_memory
 from .ports import PortCollector
 from .proc_table import ProcTable, read_proc_table
 from .processes import ProcessCollector
 from .targets import tree_pids
-from .waits import collect_waits
+from .waits import WaitCollector, unchanged_since_last
 
 T = TypeVar("T")
 LogsSource = Callable[[tuple[ProcessInfo, ...], CollectOptions], tuple[LogTail, ...]]
@@ -68,6 +68,7 @@ class SnapshotCollector:
         self.smaps = SmapsReader()
         self.kernel = KernelLogCollector()
         self.ports = PortCollector()
+        self.waits = WaitCollector()
         self._last_at: Optional[float] = None
         self._seen_pids: set[int] = set()
 
@@ -101,7 +102,8 @@ class SnapshotCollector:
             tables.append(table)
             return self.processes.collect(tree_pids(target, table), table, self._smaps_fields())
 
-        processes = self._run("processes", statuses, (), read_processes)
+        no_processes: tuple[ProcessInfo, ...] = ()
+        processes = self._run("processes", statuses, no_processes, read_processes)
         self._seen_pids.update(p.pid for p in processes)
         processes, memory = self._memory(processes, options, statuses)
         port_pids = [p.pid for p in processes if not p.exited]
@@ -119,7 +121,8 @@ class SnapshotCollector:
         live = tuple(p.pid for p in processes if not p.exited)
         no_waits: tuple[tuple[Wait, ...], WaitSource] = ((), WaitSource(error=Unavailable("waits source failed")))
         waits, waits_source = self._run("waits", statuses, no_waits,
-                                        lambda: collect_waits(live, tables[0] if tables else None))
+                                        lambda: self.waits.collect(live, tables[0] if tables else None,
+                                                                   unchanged_since_last(processes)))
         logs: tuple[LogTail, ...] = ()
         if self.logs is not None:
             follow, rows = self.logs, processes
@@ -145,7 +148,7 @@ class SnapshotCollector:
         """Hand this tick's smaps work to the reader thread (the rows already carry the figures it had)."""
         def read() -> tuple[tuple[ProcessInfo, ...], MemoryReport]:
             live = {p.pid: (p.rss_bytes if is_known(p.rss_bytes) else 0) for p in processes if not p.exited}
-            self.smaps.submit(live, options.smaps_budget_ms, options.interval_s)  # type: ignore[arg-type]
+            self.smaps.submit(live, options.smaps_budget_ms, options.interval_s)
             out = processes
             root = next((p.pid for p in out if not p.exited), None)
             cgroup = collect_cgroup_memory(root) if root is not None else None

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Optional
 
-from ..model.options import TargetError
+from ..model.options import TargetError, TargetSpecError
 from ..model.snapshot import Target, TargetRoot
 from .ports import listening_tcp_sockets, pids_holding_inodes
 from .proc_table import CLOCK_TICKS, PAGE_SIZE, ProcTable, read_cmdline, read_proc_table
@@ -38,9 +38,9 @@ def _parse_port(text: str, spec: str) -> int:
     try:
         port = int(text)
     except ValueError:
-        raise TargetError(f"malformed target {spec!r}: the port after ':' must be a number") from None
+        raise TargetSpecError(f"malformed target {spec!r}: the port after ':' must be a number") from None
     if not 1 <= port <= 65535:
-        raise TargetError(f"malformed target {spec!r}: port must be 1-65535")
+        raise TargetSpecError(f"malformed target {spec!r}: port must be 1-65535")
     return port
 
 
@@ -68,11 +68,11 @@ def _resolve_pid(spec: str, table: ProcTable) -> list[TargetRoot]:
 
 def _resolve_regex(spec: str, pattern: str, table: ProcTable, excluded: set[int]) -> list[TargetRoot]:
     if not pattern:
-        raise TargetError(f"malformed target {spec!r}: empty regex after 'name:'")
+        raise TargetSpecError(f"malformed target {spec!r}: empty regex after 'name:'")
     try:
         regex = re.compile(pattern)
     except re.error as exc:
-        raise TargetError(f"regex in {spec!r} does not compile: {exc}") from None
+        raise TargetSpecError(f"regex in {spec!r} does not compile: {exc}") from None
     matches = []
     for pid, stat in table.stats.items():
         if pid in excluded or table.is_kernel_thread(pid):
@@ -187,7 +187,7 @@ def resolve_targets(
         elif text.startswith(":"):
             found = _resolve_port(spec, _parse_port(text[1:], spec), table, excluded)
         else:
-            raise TargetError(f"malformed target {spec!r}: expected PID, name:REGEX or :PORT")
+            raise TargetSpecError(f"malformed target {spec!r}: expected PID, name:REGEX or :PORT")
         for root in found:
             if all(root.pid != r.pid for r in roots):
                 roots.append(root)

@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from . import fail
+from . import fail, target_failure, usage_error
 
 
 def terminal_problem() -> str:
@@ -28,13 +28,44 @@ def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: boo
     problem = terminal_problem()
     if problem:
         incident.close()
-        return fail(f"{problem}; for text use `triage report` (or `triage demo --report`, `triage report --from FILE`)")
+        return usage_error(f"{problem}; for text use `triage report` (or `triage demo --report`, `triage report --from FILE`)")
     from ..ui.app import run_app as _run  # textual is imported only when the app is opened
 
     return _run(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks)
 
 
+def run_job_app(args: argparse.Namespace) -> int:
+    """The Nodes view of a job across nodes (--ssh list, --hostfile, --slurm)."""
+    from ..host.base import CollectOptions, TargetError
+    from ..host.slurm import SlurmError
+    from .job import JobRecords, build_fleet
+    from .report import port_of
+
+    problem = terminal_problem()
+    if problem:
+        return fail(f"{problem}; for text use `triage report` with the same nodes")
+    port = port_of(args)
+    options = CollectOptions(logs=tuple(args.log), port=port, interval_s=args.interval,
+                             smaps_budget_ms=args.smaps_budget_ms)
+    try:
+        records = JobRecords(args)
+        fleet = build_fleet(args, options, port, records)
+    except (TargetError, SlurmError) as exc:
+        return fail(str(exc))
+    from ..ui.nodes_app import run_nodes_app
+
+    try:
+        return run_nodes_app(fleet, interval=args.interval, theme=args.theme)
+    finally:
+        if records.message():
+            print(f"triage: {records.message()}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
+    from .job import is_job
+
+    if is_job(args):
+        return run_job_app(args)
     from ..collect.logs import check_log_readable
     from ..host.base import CollectOptions, TargetError
     from ..incident import Incident
@@ -49,12 +80,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         host = make_host(args)
     except TargetError as exc:
-        return fail(str(exc))
+        return target_failure(exc)
     try:
         target = host.resolve(args.targets, port=port)
     except TargetError as exc:
         host.close()
-        return fail(str(exc))
+        return target_failure(exc)
     options = CollectOptions(
         logs=tuple(args.log), port=port, interval_s=args.interval, smaps_budget_ms=args.smaps_budget_ms,
     )

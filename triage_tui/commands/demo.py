@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from ..demo.incident import DemoError, DemoIncident, DemoInfo, exit_on_hangup_and_term
-from . import fail
+from . import fail, usage_error
 from .report import run_report
 
 
@@ -27,6 +27,7 @@ def _app_args(args: argparse.Namespace, info: DemoInfo) -> argparse.Namespace:
         argv += ["--record", args.record]
     if args.no_record:
         argv.append("--no-record")
+    argv += ["--theme", getattr(args, "theme", "dark")]
     top, _ = build_parser()
     return top.parse_args(argv)
 
@@ -41,14 +42,14 @@ def _report(args: argparse.Namespace, info: DemoInfo) -> int:
 
 def run(args: argparse.Namespace) -> int:
     if args.workers < 1 or args.workers > 64:
-        return fail(f"--workers must be between 1 and 64, not {args.workers}")
+        return usage_error(f"--workers must be between 1 and 64, not {args.workers}")
     if args.weights_mb < 1:
-        return fail(f"--weights-mb must be at least 1, not {args.weights_mb}")
+        return usage_error(f"--weights-mb must be at least 1, not {args.weights_mb}")
     if not args.report:
         from .app import terminal_problem
 
         if terminal_problem():  # say so before starting (and removing) nine processes for nothing
-            return fail(f"{terminal_problem()}; use `triage demo --report`")
+            return usage_error(f"{terminal_problem()}; use `triage demo --report`")
     exit_on_hangup_and_term()
     try:
         with DemoIncident(workers=args.workers, weights_mb=args.weights_mb) as demo:

@@ -14,6 +14,15 @@ def run(args: argparse.Namespace) -> int:
     from ..record.recorder import RecordError
     from ..record.replay import ReplayIncident
 
+    if getattr(args, "format", "app") in ("md", "json"):  # the record's report, as `report --from` prints it
+        from ..record.export import report_from_record
+
+        try:
+            text = report_from_record(args.file, args.format)
+        except RecordError as exc:
+            return fail(str(exc))
+        sys.stdout.write(text if args.format == "md" else text + "\n")
+        return 0
     try:
         recording = read_record(args.file)
     except RecordError as exc:
@@ -23,11 +32,7 @@ def run(args: argparse.Namespace) -> int:
             f" ({'; '.join(recording.skipped)})" if recording.skipped else ""))
     for line in recording.skipped:
         print(f"triage: replay: {visible(line)}", file=sys.stderr)
-    try:
-        from .app import run_app  # the app face (ui/), imported only here: it pulls in textual
-    except ImportError:
-        return fail("the interactive app is not available in this build; "
-                    f"try `triage report --from {args.file}`")
+    from .app import run_app  # the app face (ui/), imported only here: it pulls in textual
     # The whole recording is in the timeline from the start and nothing ticks (live=False): the app
     # opens on the last moment recorded, and [ ] { } End step through the moments before it.
     incident = ReplayIncident(recording, preload=len(recording.snapshots))

@@ -21,7 +21,7 @@ from ..record.recorder import RecordError, recorder_from_args
 from ..render.markdown import render_report_markdown
 from ..render.plain_text import terminal_text, visible
 from ..render.report_json import render_report_json
-from . import fail
+from . import fail, target_failure
 
 PSS_EXTRA_TICKS = 3  # at most this many extra ticks waiting for the off-thread PSS reads to land
 PSS_WAIT_S = 5.0
@@ -97,12 +97,12 @@ def run_report(
     try:
         host = make_host(args)
     except TargetError as exc:
-        return fail(str(exc))
+        return target_failure(exc)
     try:
         try:
             target = host.resolve(targets, port=port)
         except TargetError as exc:
-            return fail(str(exc))
+            return target_failure(exc)
         options = CollectOptions(
             logs=tuple(logs), port=port, interval_s=args.interval, smaps_budget_ms=args.smaps_budget_ms,
         )
@@ -136,4 +136,8 @@ def run(args: argparse.Namespace) -> int:
         except RecordError as exc:
             return fail(str(exc))
         return 0
+    from .job import is_job, run_job_report
+
+    if is_job(args):
+        return run_job_report(args, port_of(args))
     return run_report(args, list(args.targets), list(args.log), port_of(args))

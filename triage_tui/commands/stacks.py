@@ -8,7 +8,7 @@ import sys
 
 from ..host.base import StackOptions, TargetError
 from ..render.plain_text import terminal_text
-from . import fail
+from . import fail, target_failure
 
 
 def _remote_capture(args: argparse.Namespace, options: StackOptions):  # -> StackCapture | int
@@ -19,7 +19,7 @@ def _remote_capture(args: argparse.Namespace, options: StackOptions):  # -> Stac
     try:
         host = host_from_args(args)
     except TargetError as exc:
-        return fail(str(exc))
+        return target_failure(exc)
     try:
         target = host.resolve(list(args.targets))
         snapshot = host.collect(target, CollectOptions(discover_logs=False))
@@ -29,12 +29,16 @@ def _remote_capture(args: argparse.Namespace, options: StackOptions):  # -> Stac
             return fail(problems or "the target has no live process left")
         return host.capture_stacks(pids, options)
     except TargetError as exc:
-        return fail(str(exc))
+        return target_failure(exc)
     finally:
         host.close()
 
 
 def run(args: argparse.Namespace) -> int:
+    from .job import is_job, run_job_stacks
+
+    if is_job(args):
+        return run_job_stacks(args)
     if getattr(args, "ssh", None):
         from ..model.codec import to_json
         from ..render.stacks_text import render_capture
@@ -42,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
         capture = _remote_capture(args, StackOptions(native=args.native, locals=args.locals, timeout_s=args.timeout))
         if isinstance(capture, int):
             return capture
-        sys.stdout.write(terminal_text(to_json(capture, indent=2) + "\n" if args.json else render_capture(capture, show_locals=args.locals)))
+        sys.stdout.write(terminal_text(to_json(capture, indent=2) + "\n" if args.format == "json"
+                                       else render_capture(capture, show_locals=args.locals)))
         return 0
 
     from ..collect.stacks import capture_stacks
@@ -54,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         target = resolve_targets(list(args.targets))
     except TargetError as exc:
-        return fail(str(exc))
+        return target_failure(exc)
     pids = tree_pids(target)
     if not pids:
         if target.auto_picked:
@@ -66,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
     options = StackOptions(native=args.native, locals=args.locals, timeout_s=args.timeout)
     capture = with_groups(capture_stacks(pids, options))
-    if args.json:
+    if args.format == "json":
         sys.stdout.write(terminal_text(to_json(capture, indent=2) + "\n"))
     else:
         sys.stdout.write(terminal_text(render_capture(capture, show_locals=args.locals)))

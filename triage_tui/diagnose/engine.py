@@ -7,7 +7,6 @@ rules over evidence built from pasted text (one look, no history).
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import Optional
 
 from ..model.snapshot import Hypothesis, Observation, Snapshot
 from ..model.stacks import StackCapture
+from ..model.text_format import clock
 from .hypotheses import evaluate
 from .idle_runs import IdleRuns
 from .observations import Thresholds, observe_snapshots
@@ -28,11 +28,6 @@ class Diagnosis:
     observations: tuple[Observation, ...] = ()
     hypotheses: tuple[Hypothesis, ...] = ()
     changes: tuple[str, ...] = ()  # changelog lines this update added
-
-
-def clock(at: float) -> str:
-    """The time of day a changelog line starts with (local time, like the rest of the screen)."""
-    return time.strftime("%H:%M:%S", time.localtime(at))
 
 
 class DiagnosisEngine:

@@ -91,6 +91,8 @@ CATALOGUE: tuple[Spec, ...] = (
     Spec("network-wait", "Waiting at rendezvous (TCPStore / connect to the master)",
          titles=(("wait-not-accepted", "Waiting on {net_address}: the listener (PID {listener_pid}) never accepted "
                                        "the connection"),
+                 ("wait-rendezvous", "Waiting at rendezvous: {net_waiters} blocked reading {net_address} for "
+                                     "{net_waited}"),
                  ("wait-upstream", "Waiting on an upstream: {net_waiters} blocked reading {net_address} for "
                                    "{net_waited}")),
          next_checks=(("", "is the master address/port right and answering? ss -tlnp | grep MASTER_PORT; IPv4 vs IPv6; "
@@ -231,6 +233,7 @@ ROWS: tuple[Row, ...] = (
     Row("network-wait", "stacks-rendezvous", 0.6),
     Row("network-wait", "wait-not-accepted", 0.6, "the listener never accepted: rendezvous or server never served it"),
     Row("network-wait", "wait-upstream & !wait-not-accepted", 0.45, "the other end is outside the tree"),
+    Row("network-wait", "wait-rendezvous & !wait-not-accepted", 0.55, "the rendezvous address does not answer"),
     Row("network-wait", "wait-cycle", -0.3),
     Row("network-wait", "log-rendezvous", 0.3),
     Row("network-wait", "all-idle", 0.1),
@@ -315,6 +318,13 @@ ROWS: tuple[Row, ...] = (
     Row("stopped", "log-stopped", 0.8),
     Row("compiling", "log-compiler-hot", 0.5),
     Row("deadlock", "stacks-one-lock", 0.3, "one look: its main thread blocks on a lock"),
+    # pasted vmstat, ss / netstat and nvidia-smi dmon (readers added last)
+    Row("io-blocked", "vmstat-blocked", 0.35, "vmstat counts processes blocked in I/O"),
+    Row("network-wait", "socket-connecting", 0.4, "a connect() that never completes"),
+    Row("collective-hang", "gpu-busy-low-watts", 0.35, "NCCL kernels spin: 100 % busy, no power drawn"),
+    Row("gpu-hang", "gpu-busy-low-watts", 0.2),
+    # added after the second held-out set was scored
+    Row("wait-for-missing-rank", "log-rank-late", 0.45, "the late rank is named"),
     # rss-illusion (finding)
     Row("rss-illusion", "rss-illusion", 0.8),
 )

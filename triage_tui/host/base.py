@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Optional, Protocol
 
-from ..model.options import CollectOptions, StackOptions, TargetError
+from ..model.options import CollectOptions, StackOptions, TargetError, TargetSpecError
 from ..model.snapshot import Snapshot, Target
 from ..model.stacks import StackCapture
 
-__all__ = ["CollectOptions", "Host", "StackOptions", "TargetError"]
+__all__ = ["CollectOptions", "Host", "StackOptions", "TargetError", "TargetSpecError"]
 
 
 class Host(Protocol):

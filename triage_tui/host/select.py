@@ -10,6 +10,24 @@ from .local import local_host
 __all__ = ["host_from_args", "local_host"]
 
 
+def ssh_host_for(args: argparse.Namespace, destination: str) -> Host:
+    """SshHost for one node, with the connection flags of `args` (-i, --ssh-config, --accept-new-host-key,
+    --agentless): what every node of a multi-node job is opened with."""
+    from .ssh import SshHost
+    from .ssh_connect import SshOptions, split_destination
+
+    split_destination(destination)  # a malformed destination fails here, before any connection
+    options = SshOptions(
+        destination=destination,
+        identity=getattr(args, "identity", None),
+        config_file=getattr(args, "ssh_config", None),
+        known_hosts=getattr(args, "known_hosts", None),
+        accept_new_host_key=bool(getattr(args, "accept_new_host_key", False)),
+        interactive=False,  # many nodes at once: a passphrase prompt per node would interleave
+    )
+    return SshHost(options, agentless=bool(getattr(args, "agentless", False)))
+
+
 def host_from_args(args: argparse.Namespace) -> Host:
     """LocalHost without --ssh; SshHost with it (-i, --ssh-config, --accept-new-host-key, --agentless).
 

@@ -9,11 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-__all__ = ["CollectOptions", "StackOptions", "TargetError"]
+__all__ = ["CollectOptions", "StackOptions", "TargetError", "TargetSpecError"]
 
 
 class TargetError(ValueError):
     """A target that cannot be watched: one clear line for the user, no traceback."""
+
+
+class TargetSpecError(TargetError):
+    """A target spec that is wrong as written (malformed, a regex that does not compile): a usage
+    error (exit 2), where a well-formed spec that finds nothing is a runtime failure (exit 1)."""
 
 
 @dataclass(frozen=True)

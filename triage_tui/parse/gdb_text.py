@@ -68,65 +68,62 @@ def _py_frame(line: str) -> Optional[Frame]:
 
 def parse_gdb(text: str) -> tuple[ProcessStacks, ...]:
     """`thread apply all bt` (gdb, cuda-gdb) and `py-bt` blocks. A new process starts when thread numbers stop
-    descending (gdb prints the highest first) — several ranks' dumps pasted one after the other. The main
+    descending (gdb prints the highest first) on threads not seen before — several ranks' dumps pasted one after
+    the other; `thread apply all py-bt` after `bt` revisits the same LWPs and adds their Python frames. The main
     thread's LWP is the PID."""
-    procs: list[list[ThreadStack]] = []
-    current: Optional[dict] = None
-    frames: list[Frame] = []
+    procs: list[list[int]] = []  # LWPs of each process, in order
+    threads: dict[int, dict] = {}  # LWP -> {"name", "frames"}
+    current: Optional[int] = None
     last_number: Optional[int] = None
     pybt = False
+    anonymous = 0
 
-    def close() -> None:
-        nonlocal current, frames
-        if current is not None and frames:
-            if not procs:
+    def start(lwp: int, name: str, number: Optional[int]) -> None:
+        nonlocal current, last_number, pybt
+        if lwp not in threads:
+            if number is None or last_number is None or number >= last_number or not procs:
                 procs.append([])
-            procs[-1].append(ThreadStack(frames=tuple(frames), **current))
-        current, frames = None, []
+            procs[-1].append(lwp)
+            threads[lwp] = {"name": name, "frames": []}
+        current, pybt = lwp, False
+        if number is not None:
+            last_number = number
 
     for line in text.splitlines():
-        m = GDB_THREAD.match(line.strip())
+        stripped = line.strip()
+        m = GDB_THREAD.match(stripped)
         if m:
-            close()
-            number, lwp = int(m.group(1)), int(m.group(2))
-            if last_number is None or number >= last_number:
-                procs.append([])
-            last_number = number
-            name = ""
             q = line.find('"')
-            if q >= 0:
-                name = line[q + 1:line.find('"', q + 1)] if line.find('"', q + 1) > q else ""
-            current = {"pid": 0, "tid": lwp, "name": name or f"Thread {number}", "status": "unknown"}
-            pybt = False
+            end = line.find('"', q + 1) if q >= 0 else -1
+            start(int(m.group(2)), line[q + 1:end] if end > q >= 0 else f"Thread {m.group(1)}", int(m.group(1)))
             continue
-        if line.strip() == PY_BT:
-            close()
-            if not procs:
-                procs.append([])
-            current = {"pid": 0, "tid": 0, "name": "py-bt", "status": "unknown"}
+        if stripped == PY_BT:
+            if current is None:
+                anonymous -= 1
+                start(anonymous, "py-bt", None)
             pybt = True
             continue
         if current is None:
-            if GDB_FRAME.match(line.strip()):  # a bare `bt` of one thread
-                procs.append([])
-                current = {"pid": 0, "tid": 0, "name": "bt", "status": "unknown"}
+            if GDB_FRAME.match(stripped):  # a bare `bt` of one thread
+                anonymous -= 1
+                start(anonymous, "bt", None)
             else:
                 continue
         frame = _py_frame(line) if pybt else _gdb_frame(line)
         if frame is not None:
-            frames.append(frame)
-    close()
+            threads[current]["frames"].append(frame)  # type: ignore[index]
     out = []
-    for threads in procs:
-        if not threads:
+    for lwps in procs:
+        members = [lwp for lwp in lwps if threads[lwp]["frames"]]
+        if not members:
             continue
-        main = min(threads, key=lambda t: t.tid or 1 << 40)
-        pid = main.tid
-        out.append(ProcessStacks(pid=pid, name="", source="gdb",
-                                 threads=tuple(ThreadStack(pid=pid, tid=t.tid or pid, status=t.status, frames=t.frames,
-                                                           # the thread whose LWP is the PID is the main thread
-                                                           name="MainThread" if t is main else t.name)
-                                               for t in threads)))
+        real = [lwp for lwp in members if lwp > 0]
+        pid = min(real) if real else 0
+        out.append(ProcessStacks(pid=pid, name="", source="gdb", threads=tuple(
+            ThreadStack(pid=pid, tid=lwp if lwp > 0 else pid, status="unknown", frames=tuple(threads[lwp]["frames"]),
+                        # the thread whose LWP is the PID is the main thread
+                        name="MainThread" if lwp == pid and real else threads[lwp]["name"])
+            for lwp in members)))
     if not out:
         raise ParseError("no gdb `Thread N (... LWP N)` block or `#0 ...` frame found")
     return tuple(out)
@@ -154,10 +151,16 @@ def parse_pystack(text: str) -> tuple[ProcessStacks, ...]:
         frame = _py_frame(line) if tid is not None else None
         if frame is not None:
             frames.append(frame)
+        elif frames and not frames[-1].native and not frames[-1].code and line.startswith("        ") and line.strip():
+            # the source line pystack prints under a Python frame: what the frame is doing
+            last = frames[-1]
+            frames[-1] = Frame(last.function, last.file, last.line, last.module, last.native, last.locals,
+                               line.strip())
     close()
     if not threads:
         raise ParseError("no pystack `Traceback for thread N` line found")
     pid = min(t.tid for t in threads)
     return (ProcessStacks(pid=pid, source="pystack",
-                          threads=tuple(ThreadStack(pid=pid, tid=t.tid, name=t.name, status=t.status, frames=t.frames)
+                          threads=tuple(ThreadStack(pid=pid, tid=t.tid, status=t.status, frames=t.frames,
+                                                    name="MainThread" if t.tid == pid else t.name)
                                         for t in threads)),)

@@ -107,6 +107,21 @@ LEXICON: tuple[Signal, ...] = (
        r"stopped by SIG(?:STOP|TSTP|TTIN|TTOU)\b", "https://github.com/rwth-i6/sisyphus/issues/176"),
     _s("log-compiler-hot", "the CPU time goes to a compiler (perf / top shows it)",
        r"\blibtriton\.so\b|\bptxas\b|\bcicc\b|\bcc1plus\b|mlir::", "https://github.com/pytorch/pytorch/issues/96662"),
+    # --- rows added after the second held-out set (tests/corpus/cases-2) was scored: its figure before them is the
+    # held-out one
+    _s("log-file-lock", "waiting on a lock file (one left by a killed run, or a filesystem without locks)",
+       r"Lock \d{1,20} not acquired|waiting to acquire lock|No locks available|\bFileLock\b|[\w.-]{1,200}\.lock\b",
+       "https://github.com/huggingface/datasets/issues/3983"),
+    _s("log-rank-late", "one rank is still working while the others already wait (rank-0-only work, a slow load)",
+       r"other ranks that didn't finish|main_process_first|waits for the (?:first|main) process|worker_count=\d{1,6}",
+       "https://github.com/sgl-project/sglang/pull/39128"),
+    _s("log-worker-exited", "a worker exited",
+       r"process \(pid \d{1,10}\)'?\)? died|Engine core proc \w{1,40} died|is already dead|killed by signal: Killed",
+       "https://github.com/vllm-project/vllm/issues/12798"),
+    _s("log-killed", "a process was killed by SIGKILL", r"killed by signal: Killed",
+       "https://github.com/hezhangsprinter/DCPDN/issues/12"),
+    _s("log-rendezvous", "rendezvous wait", r"Initializing process group|MASTER_ADDR",
+       "https://github.com/pytorch/pytorch/issues/52848"),
     # --- generic last
     _s("log-traceback", "a traceback", r"^Traceback \(most recent call last\)|^\w{0,60}(?:Error|Exception): ",
        "https://github.com/pytorch/pytorch/issues/55571", generic=True, flags=0),

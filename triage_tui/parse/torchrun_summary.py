@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_EXIT = re.compile(r"exitcode\s{0,4}:?\s{0,4}(-?\d{1,5})\)?\s{0,4}(?:local_rank:\s{0,2}(\d{1,6})\s{0,2})?\(pid:\s{0,2}(\d{1,10})\)")
-_RANK = re.compile(r"\brank\s{0,4}:?\s{0,4}(\d{1,6})\s{0,2}\(local[_ ]rank:\s{0,2}(\d{1,6})\)")
+_EXIT = re.compile(r"exitcode\s{0,12}:?\s{0,12}(-?\d{1,5})\)?\s{0,4}(?:local_rank:\s{0,2}(\d{1,6})\s{0,2})?\(pid:\s{0,2}(\d{1,10})\)")
+_RANK = re.compile(r"\brank\s{0,12}:?\s{0,12}(\d{1,6})\s{0,2}\(local[_ ]rank:\s{0,2}(\d{1,6})\)")
 SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 
 

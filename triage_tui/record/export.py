@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..model.snapshot import Snapshot
+from ..model.text_format import file_stamp
 from ..render.markdown import render_report_markdown
 from ..render.report_json import render_report_json
 from .reader import read_record
@@ -33,7 +34,7 @@ def export_markdown(incident: Any, directory: os.PathLike[str] | str = ".") -> s
     text = _render_markdown(snapshots, list(incident.changelog))
     host = getattr(getattr(incident, "host", None), "name", "") or (snapshots[-1].host if snapshots else "")
     safe_host = re.sub(r"[^A-Za-z0-9._-]+", "_", str(host)).strip("_") or "host"
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(snapshots[-1].taken_at if snapshots else time.time()))
+    stamp = file_stamp(snapshots[-1].taken_at if snapshots else time.time())
     directory = Path(directory)
     path = directory / f"triage-report-{safe_host}-{stamp}.md"
     n = 2
@@ -54,7 +55,7 @@ def report_from_record(
     part of the Markdown (a "Record" section) and, for JSON, goes to `warn` (default: stderr), so
     whoever reads the ticket knows the record was incomplete. Raises RecordError for a file that
     cannot be read or is not a record."""
-    recording = read_record(path, keep="ends")  # streamed: a report needs the first and the last snapshot
+    recording = read_record(path)
     if fmt == "json":
         say = warn if warn is not None else _warn_on_stderr
         for line in recording.skipped:

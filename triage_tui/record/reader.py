@@ -3,17 +3,20 @@
 A record is read as far as it can be. A last line cut mid-write (the refresh in flight when
 triage was killed), a line that is not JSON, a kind or a field this version does not know (a
 newer triage wrote it): each is skipped and said so in `Recording.skipped`, never a crash. A
-file that is not a triage record at all is one RecordError.
+file that is not a triage record at all is one RecordError. A gzip record (the default) is read the
+same way: decompressed as far as the bytes go, member after member (a file appended to by several
+runs), so one cut mid-write loses only its last line, as with plain text.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
-from collections.abc import Iterator
+import zlib
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Optional
+from typing import Any, Optional
 
 from ..model.codec import LATEST_TIME, damage_listener, from_data
 from ..model.snapshot import LogLine, Snapshot
@@ -35,7 +38,6 @@ class Recording:
     notes: list[tuple[float, str]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     capped: bool = False  # the recorder stopped at its size cap
-    snapshot_count: int = 0  # snapshots read (with keep="ends" only the first and the last are kept)
 
     @property
     def host(self) -> str:
@@ -65,12 +67,8 @@ class _Skips:
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
         self.first_line: dict[str, int] = {}
-        self.seen: set[tuple[str, int]] = set()
 
     def add(self, what: str, line_no: int) -> None:
-        if (what, line_no) in self.seen:  # a line read twice (keep="ends" decodes its last group again)
-            return
-        self.seen.add((what, line_no))
         self.counts[what] = self.counts.get(what, 0) + 1
         self.first_line.setdefault(what, line_no)
 
@@ -82,208 +80,127 @@ class _Skips:
         return out
 
 
-MAX_LINE_BYTES = 256 * 1024 * 1024  # a longer line is damage (the recorder's whole cap is 256 MiB)
-_DAMAGE = (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError, OverflowError)
-
-
-def _lines(f: BinaryIO) -> Iterator[tuple[int, bytes, bool]]:
-    """(line number, bytes, ended by a newline) for each line, reading in bounded pieces: a file of
-    any size streams, and a line longer than MAX_LINE_BYTES is given as b"" (the reader counts it)."""
-    line_no = 0
-    while True:
-        raw = f.readline(MAX_LINE_BYTES + 1)
-        if not raw:
-            return
-        line_no += 1
-        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-            while True:  # skip the rest of the over-long line
-                rest = f.readline(1024 * 1024)
-                if not rest or rest.endswith(b"\n"):
-                    break
-            yield line_no, b"", True
-            continue
-        yield line_no, raw, raw.endswith(b"\n")
-
-
-def read_record(path: os.PathLike[str] | str, keep: str = "all") -> Recording:
-    """Read the record at `path`. Raises RecordError when it cannot be read or is not a triage record.
-
-    Streams the file line by line. `keep="ends"` keeps only the first and the last snapshot (what a
-    report needs: its time span and the state at the end), so a record of any size is reported in
-    memory bounded by one snapshot and in the time the last keyframe's group takes: snapshot lines
-    before it are counted, not parsed (their damage goes unseen; the report shows none of them).
-    `Recording.snapshot_count` says how many snapshots the record holds."""
+def read_record(path: os.PathLike[str] | str) -> Recording:
+    """Read the record at `path`. Raises RecordError when it cannot be read or is not a triage record."""
     try:
         # O_NONBLOCK for the open only: a FIFO would wait for a writer forever
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
-    with open(fd, "rb") as f:
-        try:
-            mode = os.fstat(fd).st_mode
-            if stat.S_ISDIR(mode):
-                raise RecordError(f"cannot read {path}: Is a directory")
-            if not stat.S_ISREG(mode):
+        with open(fd, "rb") as f:
+            if stat.S_ISDIR(os.fstat(fd).st_mode):
+                raise IsADirectoryError(errno.EISDIR, "Is a directory")
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise RecordError(f"cannot read {path}: not a regular file")
             os.set_blocking(fd, True)
-            return _read(f, path, keep)
-        except OSError as exc:
-            raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
-
-
-_SNAPSHOT_MARK = b'"kind":"snapshot"'  # how the recorder starts a snapshot line (a cheap test, not a parse)
-_KEYFRAME_MARK = b'"full":'
-
-
-class _Reader:
-    """One pass over a record's lines; see read_record."""
-
-    def __init__(self, recording: Recording, ends: bool) -> None:
-        self.recording = recording
-        self.ends = ends
-        self.skips = _Skips()
-        self.line_no = 0
-        self.decoder = SnapshotDecoder(unknown=lambda what: self.skips.add(f"unknown field {what} ignored", self.line_no))
-        self.broken_since: Optional[int] = None  # a snapshot could not be rebuilt: deltas wait for a keyframe
-        # keep="ends": the snapshot lines since the last keyframe (and the group before it), decoded at the end
-        self.group: list[tuple[int, bytes]] = []
-        self.previous_group: list[tuple[int, bytes]] = []
-
-    def damaged(self, what: str) -> None:
-        self.skips.add(f"damaged value left out ({what.split(':')[0]})", self.line_no)
-
-    def feed(self, line_no: int, raw: bytes) -> None:
-        if not (self.ends and _SNAPSHOT_MARK in raw[:64]):
-            self.decode(line_no, raw)
-            return
-        # A report needs the first snapshot and the last: keep the snapshot lines from the last keyframe
-        # on and decode them at the end (decoding every delta of a 250 MB record took minutes).
-        if _KEYFRAME_MARK in raw:
-            self.previous_group, self.group = self.group, [(line_no, raw)]
-        else:
-            self.group.append((line_no, raw))
-        if self.recording.snapshot_count:
-            self.recording.snapshot_count += 1
-        else:
-            self.decode(line_no, raw)  # until the first snapshot is read
-
-    def finish(self) -> None:
-        if not self.ends or not (self.group or self.previous_group):
-            return
-        counted = self.recording.snapshot_count
-        if self.recording.snapshots:  # the group ends with the first snapshot, which is kept already
-            self.recording.snapshots = self.recording.snapshots[:1]
-        before = len(self.recording.snapshots)
-        for group in (self.group, self.previous_group):
-            self.decoder.reset()
-            self.broken_since = None
-            for line_no, raw in group:
-                if raw:
-                    self.decode(line_no, raw)
-                else:  # a damaged line (counted when it was read) that broke the chain here
-                    self.decoder.reset()
-                    self.broken_since = line_no
-            if len(self.recording.snapshots) > before:
-                break
-        self.recording.snapshot_count = counted
-        snaps = self.recording.snapshots
-        if len(snaps) == 2 and snaps[0] == snaps[1]:  # the only group began with the first snapshot
-            del snaps[1]
-
-    def decode(self, line_no: int, raw: bytes) -> None:
-        self.line_no = line_no
-        skips, decoder, recording = self.skips, self.decoder, self.recording
-        try:
-            record = json.loads(raw)
-        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
-            skips.add("line that is not JSON skipped", line_no)
-            if not any(marker in raw for marker in _NOT_SNAPSHOT):  # it may have been a snapshot: deltas
-                decoder.reset()  # after it would apply to the wrong base, so wait for a keyframe
-                self.broken_since = line_no
-                if self.ends and self.recording.snapshot_count:
-                    self.group.append((line_no, b""))  # the deltas after it in the group wait for a keyframe too
-            return
-        if not isinstance(record, dict):
-            skips.add("line that is not a record skipped", line_no)
-            return
-        kind = record.get("kind")
-        try:
-            if kind == "snapshot":
-                if self.broken_since is not None and "full" not in record:
-                    skips.add("snapshot delta skipped: an earlier snapshot could not be rebuilt", line_no)
-                    return
-                snapshot = decoder.decode(record)
-                recording.snapshot_count += 1
-                if self.ends and len(recording.snapshots) == 2:
-                    recording.snapshots[1] = snapshot  # the first and the latest: what a report shows
-                else:
-                    recording.snapshots.append(snapshot)
-                self.broken_since = None
-            elif kind == "stacks":
-                capture = from_data(StackCapture, record["capture"])
-                decoder.captures[capture.taken_at] = capture
-                recording.stacks.append(capture)
-            elif kind == "changes":
-                at = _time(record.get("at"))
-                lines = record.get("lines", [])
-                if not isinstance(lines, list):
-                    raise TypeError("lines is not a list")
-                recording.changes.extend((at, text) for text in lines if isinstance(text, str))
-            elif kind == "note":
-                recording.notes.append((_time(record.get("at")), str(record.get("text", ""))))
-                if record.get("capped"):
-                    recording.capped = True
-            elif kind == "header":  # the file was appended to by another run: carry on from a fresh start
-                decoder.reset()
-                if self.ends:
-                    self.group, self.previous_group = [], []
-            else:
-                skips.add(f"record of unknown kind {str(kind)[:40]!r} skipped (written by a newer triage?)", line_no)
-        except _DAMAGE as exc:
-            if kind == "snapshot":
-                decoder.reset()
-                self.broken_since = line_no
-            skips.add(f"{str(kind)[:40]} record that could not be read skipped ({type(exc).__name__}: {str(exc)[:200]})",
-                      line_no)
-
-
-def _read(f: BinaryIO, path: os.PathLike[str] | str, keep: str) -> Recording:
-    lines = _lines(f)
-    header, _ = _find_header(lines, path)
+            data = f.read()
+    except OSError as exc:
+        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+    data, gzip_problem = _gunzip(data) if data[:2] == _GZIP_MAGIC else (data, "")
+    raw_lines = data.split(b"\n")
+    cut_tail = raw_lines.pop() if raw_lines else b""  # bytes after the last newline: a line cut mid-write
+    header, first = _find_header(raw_lines, path)
     recording = Recording(path=str(path), header=header)
+    skips = _Skips()
     newer = header.get("schema_version")
     if isinstance(newer, int) and newer > RECORD_SCHEMA_VERSION:
         recording.skipped.append(
             f"written by a newer triage (record schema {newer}, this one reads {RECORD_SCHEMA_VERSION}): "
             "replaying what this version understands")
-    reader = _Reader(recording, ends=keep == "ends")
-    cut_tail: tuple[int, int] | None = None
-    with damage_listener(reader.damaged):
-        for line_no, raw_line, complete in lines:
-            raw = raw_line.strip()
+    line_no = first
+    decoder = SnapshotDecoder(unknown=lambda what: skips.add(f"unknown field {what} ignored", line_no))
+    broken_since: Optional[int] = None  # a snapshot could not be rebuilt: deltas wait for a keyframe
+    def damaged(what: str) -> None:  # a field the codec left out (see model.codec): counted here
+        skips.add(f"damaged value left out ({what.split(':')[0]})", line_no)
+
+    with damage_listener(damaged):
+        for index in range(first, len(raw_lines)):
+            line_no = index + 1
+            raw = raw_lines[index].strip()
             if not raw:
-                if not raw_line:
-                    reader.skips.add(f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB skipped", line_no)
-                    reader.decoder.reset()
-                    reader.broken_since = line_no
                 continue
-            if not complete:  # bytes after the last newline: a line cut mid-write
-                cut_tail = (line_no, len(raw_line))
-                break
-            reader.feed(line_no, raw)
-        reader.finish()
-    recording.skipped.extend(reader.skips.lines())
-    if cut_tail is not None:
+            try:
+                record = json.loads(raw)
+            except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
+                skips.add("line that is not JSON skipped", line_no)
+                if not any(marker in raw for marker in _NOT_SNAPSHOT):  # it may have been a snapshot: deltas
+                    decoder.reset()  # after it would apply to the wrong base, so wait for a keyframe
+                    broken_since = line_no
+                continue
+            if not isinstance(record, dict):
+                skips.add("line that is not a record skipped", line_no)
+                continue
+            kind = record.get("kind")
+            try:
+                if kind == "snapshot":
+                    if broken_since is not None and "full" not in record:
+                        skips.add("snapshot delta skipped: an earlier snapshot could not be rebuilt", line_no)
+                        continue
+                    recording.snapshots.append(decoder.decode(record))
+                    broken_since = None
+                elif kind == "stacks":
+                    capture = from_data(StackCapture, record["capture"])
+                    decoder.captures[capture.taken_at] = capture
+                    recording.stacks.append(capture)
+                elif kind == "changes":
+                    at = _time(record.get("at"))
+                    lines = record.get("lines", [])
+                    if not isinstance(lines, list):
+                        raise TypeError("lines is not a list")
+                    recording.changes.extend((at, text) for text in lines if isinstance(text, str))
+                elif kind == "note":
+                    recording.notes.append((_time(record.get("at")), str(record.get("text", ""))))
+                    if record.get("capped"):
+                        recording.capped = True
+                elif kind == "header":  # the file was appended to by another run: carry on from a fresh start
+                    decoder.reset()
+                else:
+                    skips.add(f"record of unknown kind {str(kind)[:40]!r} skipped (written by a newer triage?)", line_no)
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError, OverflowError) as exc:
+                if kind == "snapshot":
+                    decoder.reset()
+                    broken_since = line_no
+                skips.add(f"{str(kind)[:40]} record that could not be read skipped ({type(exc).__name__}: {str(exc)[:200]})",
+                          line_no)
+    recording.skipped.extend(skips.lines())
+    if cut_tail.strip():
         recording.skipped.append(
-            f"the last line (line {cut_tail[0]}, {cut_tail[1]} bytes) was cut mid-write: "
+            f"the last line (line {len(raw_lines) + 1}, {len(cut_tail)} bytes) was cut mid-write: "
             "the refresh in flight when triage stopped is lost")
     if recording.capped:
         recording.skipped.append("the record reached its size cap: nothing after that was recorded")
+    if gzip_problem:
+        recording.skipped.append(gzip_problem)
     return recording
 
 
+_GZIP_MAGIC = b"\x1f\x8b"
+_CHUNK = 64 * 1024
+
+
+def _gunzip(data: bytes) -> tuple[bytes, str]:
+    """Everything the gzip members in `data` decompress to, and what could not be read ("" when all).
+    A stream cut mid-write (no trailer) is normal for a record whose writer was killed: what was
+    flushed before the cut decompresses, so it is not counted as a problem."""
+    out: list[bytes] = []
+    rest = data
+    while rest:
+        if rest[:2] != _GZIP_MAGIC:
+            return b"".join(out), f"{len(rest)} bytes after the gzip data are not gzip: ignored"
+        inflater = zlib.decompressobj(31)
+        offset = 0
+        while offset < len(rest) and not inflater.eof:  # in chunks: damage loses only what follows it
+            try:
+                out.append(inflater.decompress(rest[offset:offset + _CHUNK]))
+            except zlib.error as exc:
+                return b"".join(out), f"the gzip data is damaged ({exc}): read up to the damage"
+            offset += _CHUNK
+        if not inflater.eof:
+            break  # cut mid-write: what came out is all there is
+        rest = inflater.unused_data + rest[offset:]
+    return b"".join(out), ""
+
+
 def _time(value: object) -> float:
-    """A record's `at`: a finite time within range, else 0.0 (the line is kept, its time unknown)."""
+    """A record's `at`: a finite time within range; 0.0 when absent (the line is kept, its time unknown)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < LATEST_TIME:
         return float(value)
     if value is not None:
@@ -291,9 +208,9 @@ def _time(value: object) -> float:
     return 0.0
 
 
-def _find_header(lines: Iterator[tuple[int, bytes, bool]], path: object) -> tuple[dict[str, Any], int]:
-    """The header record (the first non-empty line) and its line number."""
-    for line_no, raw, _ in lines:
+def _find_header(raw_lines: list[bytes], path: object) -> tuple[dict[str, Any], int]:
+    """The header record (the first non-empty line) and the index of the line after it."""
+    for index, raw in enumerate(raw_lines):
         if not raw.strip():
             continue
         try:
@@ -301,7 +218,7 @@ def _find_header(lines: Iterator[tuple[int, bytes, bool]], path: object) -> tupl
         except (ValueError, RecursionError):
             record = None
         if isinstance(record, dict) and record.get("kind") == "header":
-            return record, line_no
+            return record, index + 1
         break
     raise RecordError(f"{path} is not a triage record (no header line: expected a JSON line with "
                       '"kind": "header" first)')

@@ -1,6 +1,9 @@
 """The incident record: every refresh appended to a JSON-lines file and flushed at once.
 
-One line per record, so a crash or a killed terminal loses at most the line being written.
+One line per record, so a crash or a killed terminal loses at most the line being written. A file
+whose name ends in .gz (the default) is gzip: each line is compressed and sync-flushed, so what is
+on disk is always readable up to the last whole line (one 494 KB record is 34 KB gzipped). The
+default directory keeps the newest records only (`RETENTION_TEXT`), pruned when a new one starts.
 The first line is a header; then "snapshot" (keyframe or delta, see snapshot_codec), "stacks",
 "changes" and "note" records, each with the time it is about ("at"). A cap on the file's size
 protects the disk: when the next record would pass it, a last "note" says so and recording stops.
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import zlib
 import os
 import re
 import stat
@@ -25,11 +29,18 @@ from ..model.codec import to_data
 from ..model.snapshot import SCHEMA_VERSION as SNAPSHOT_SCHEMA_VERSION
 from ..model.snapshot import Snapshot
 from ..model.stacks import StackCapture
+from ..model.text_format import file_stamp
+from ..model.text_format import size as size_text  # `size` is a local name in write()
 from .snapshot_codec import SnapshotEncoder
 
 RECORD_SCHEMA_VERSION = 1
 DEFAULT_CAP_BYTES = 256 * 1024 * 1024
 _NOTE_RESERVE = 1024  # room kept under the cap for the final note
+KEEP_RECORDS = 20  # in the default directory: the newest 20 records ...
+KEEP_BYTES = 1024 * 1024 * 1024  # ... and no more than 1 GiB of them in all
+RETENTION_TEXT = (f"the newest {KEEP_RECORDS} records and at most {KEEP_BYTES // 1024 ** 3} GiB in all are kept "
+                  "(older ones are deleted when a new one starts)")
+_RECORD_NAME = re.compile(r"^triage-.+\.jsonl(\.gz)?$")
 
 
 class RecordError(ValueError):
@@ -44,16 +55,71 @@ def state_directory() -> Path:
 
 
 def default_record_path(host_name: str, started_at: float, directory: Optional[Path] = None) -> Path:
-    """One file per incident, named for its host and start time: triage-HOST-YYYYmmdd-HHMMSS.jsonl."""
+    """One file per incident, named for its host and start time: triage-HOST-YYYYmmdd-HHMMSS.jsonl.gz."""
     directory = directory if directory is not None else state_directory()
     safe_host = re.sub(r"[^A-Za-z0-9._-]+", "_", host_name) or "host"
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(started_at))
-    path = directory / f"triage-{safe_host}-{stamp}.jsonl"
+    stamp = file_stamp(started_at)
+    path = directory / f"triage-{safe_host}-{stamp}.jsonl.gz"
     n = 2
     while path.exists():
-        path = directory / f"triage-{safe_host}-{stamp}-{n}.jsonl"
+        path = directory / f"triage-{safe_host}-{stamp}-{n}.jsonl.gz"
         n += 1
     return path
+
+
+def prune_records(directory: Path, keep: int = KEEP_RECORDS, keep_bytes: int = KEEP_BYTES) -> list[Path]:
+    """Delete the oldest records in `directory` beyond the newest `keep` or `keep_bytes` in all; return
+    what was deleted. Only files named as triage names its records (triage-*.jsonl[.gz]) are touched,
+    and only in the default directory: a file the user named is theirs to keep."""
+    try:
+        entries = []
+        for entry in os.scandir(directory):
+            if _RECORD_NAME.match(entry.name) and entry.is_file(follow_symlinks=False):
+                st = entry.stat(follow_symlinks=False)
+                entries.append((st.st_mtime, st.st_size, Path(entry.path)))
+    except OSError:
+        return []
+    entries.sort(reverse=True)  # newest first
+    deleted: list[Path] = []
+    total = 0
+    for index, (_, size, path) in enumerate(entries):
+        total += size
+        if index >= keep or total > keep_bytes:
+            try:
+                path.unlink()
+                deleted.append(path)
+            except OSError:
+                pass
+    return deleted
+
+
+class _GzipLines:
+    """Appends gzip-compressed lines to a file, each sync-flushed: the file is a valid gzip stream up
+    to the last whole line at every moment (the reader decompresses what is there), and the deflate
+    window carries over between lines, so refreshes that repeat each other compress well."""
+
+    def __init__(self, fd: int) -> None:
+        self._raw = os.fdopen(fd, "ab")
+        self._z = zlib.compressobj(6, zlib.DEFLATED, 31)  # wbits 31: a gzip header and trailer
+
+    @property
+    def closed(self) -> bool:
+        return self._raw.closed
+
+    def tell(self) -> int:
+        return self._raw.tell()
+
+    def write(self, line: str) -> None:
+        self._raw.write(self._z.compress(line.encode("utf-8")) + self._z.flush(zlib.Z_SYNC_FLUSH))
+
+    def flush(self) -> None:
+        self._raw.flush()
+
+    def close(self) -> None:
+        try:
+            self._raw.write(self._z.flush(zlib.Z_FINISH))
+        finally:
+            self._raw.close()
 
 
 class Recorder:
@@ -83,8 +149,9 @@ class Recorder:
                 os.close(fd)
                 raise RecordError(f"cannot record to {self.path}: not a regular file")
             os.set_blocking(fd, True)
-            self._file = os.fdopen(fd, "a", encoding="utf-8")
-            self.bytes_written = self._file.tell()
+            self.compressed = self.path.name.endswith(".gz")
+            self._file: Any = _GzipLines(fd) if self.compressed else os.fdopen(fd, "a", encoding="utf-8")
+            self.bytes_written = self._file.tell()  # on disk (compressed when gzip)
         except OSError as exc:
             raise RecordError(f"cannot record to {self.path}: {exc.strerror or exc}") from None
         self._write({
@@ -108,7 +175,9 @@ class Recorder:
         if self.failed is not None:
             return f"not recording: {self.failed}"
         if self.capped:
-            return f"recording stopped: the record reached its cap of {_size(self.cap_bytes)} ({self.path})"
+            return f"recording stopped: the record reached its cap of {size_text(self.cap_bytes)} ({self.path})"
+        if self._file.closed:
+            return f"recorded to {self.path} (replay it: triage replay {self.path})"
         return f"recording to {self.path}"
 
     # ------------------------------------------------------------ the Recorder protocol
@@ -148,11 +217,11 @@ class Recorder:
                 self._encoder.reset()  # the next snapshot is written whole: no delta against a lost one
             line = json.dumps({"kind": "note", "at": at, "text": f"a {record.get('kind')} record was not "
                                f"written: {exc}"}, separators=(",", ":")) + "\n"
-        size = len(line.encode("utf-8"))
+        size = len(line.encode("utf-8"))  # compressed, it takes no more than this (an upper bound)
         if self.bytes_written + size + _NOTE_RESERVE > self.cap_bytes and record.get("kind") != "header":
             self.capped = True
             note = {"kind": "note", "at": at if at is not None else time.time(), "capped": True,
-                    "text": f"record cap of {_size(self.cap_bytes)} reached: recording stopped here"}
+                    "text": f"record cap of {size_text(self.cap_bytes)} reached: recording stopped here"}
             self._append(json.dumps(note, separators=(",", ":")) + "\n")
             return False
         return self._append(line)
@@ -164,33 +233,30 @@ class Recorder:
         except (OSError, ValueError) as exc:
             self.failed = f"writing {self.path} failed: {getattr(exc, 'strerror', None) or exc}"
             return False
-        self.bytes_written += len(line.encode("utf-8"))
+        self.bytes_written = self._file.tell() if self.compressed else self.bytes_written + len(line.encode("utf-8"))
         self.records += 1
         return True
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}".replace(".0 ", " ")
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"
 
 
 def recorder_from_args(
     args: argparse.Namespace, host_name: str, cap_bytes: int = DEFAULT_CAP_BYTES
 ) -> Optional[Recorder]:
     """The recorder a face asked for: `--no-record` → None; `--record FILE` → that file (RecordError when
-    it cannot be opened: the user named it); else one new file under the XDG state directory (when that
-    cannot be written, a warning on stderr and None: watching matters more than recording)."""
+    it cannot be opened: the user named it); `--record DIR/` (or an existing directory) → a new file
+    inside it; else one new file under the XDG state directory, after pruning the oldest there
+    (when that cannot be written, a warning on stderr and None: watching matters more than recording)."""
     if getattr(args, "no_record", False):
         return None
     targets = tuple(getattr(args, "targets", ()) or ())
     named = getattr(args, "record", None)
-    if named:
-        return Recorder(named, host=host_name, target=targets, cap_bytes=cap_bytes)
     started = time.time()
+    if named and not (named.endswith(os.sep) or os.path.isdir(named)):
+        return Recorder(named, host=host_name, target=targets, cap_bytes=cap_bytes)
+    if named:  # a directory the user named: a new file inside it, nothing there pruned
+        return Recorder(default_record_path(host_name, started, Path(named)), host=host_name, target=targets,
+                        cap_bytes=cap_bytes, started_at=started)
     try:
+        prune_records(state_directory(), KEEP_RECORDS - 1, max(0, KEEP_BYTES - cap_bytes))  # room for this one
         return Recorder(default_record_path(host_name, started), host=host_name, target=targets,
                         cap_bytes=cap_bytes, started_at=started)
     except (RecordError, OSError) as exc:

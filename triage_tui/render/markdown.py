@@ -2,12 +2,16 @@
 
 Pure text over the model (no rich, no I/O): `triage report` prints it, the app's export and
 `report --from` reuse it. The last snapshot gives the state; the first gives the time span.
+
+Ticket-ready: a summary first (the verdict, its three strongest pieces of evidence, the next check,
+the odd rank's stack), then the details. Hypotheses unlikely with nothing for them and ruled-out
+ones are one short list; logs are verbatim; long tables end in "N more"; no app keystroke appears.
 """
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Sequence
+from typing import Optional
 
 from ..model.snapshot import (
     CgroupMemory,
@@ -21,23 +25,20 @@ from ..model.snapshot import (
     SystemMemory,
     TargetMemory,
 )
-from ..model.stacks import StackCapture
-from ..model.unavailable import is_known
+from ..model.stacks import StackCapture, StackGroup
+from ..model.text_format import clock as _clock
+from ..model.text_format import stamp as _stamp
+from ..model.unavailable import is_known, known_or
 from .figures import duration, number, ratio, size, unavailable_text
 from .plain_text import code_block, md_code, md_inline
+from .verdict import dedupe_evidence, engine_order, is_quiet, shell_words, strongest_evidence, verdict, verdict_text
 from .waits_text import wait_lines
 
 LOG_LINES = 15  # last lines of each log in the report
+TABLE_ROWS = 30  # a longer table ends in "N more" (a ticket is read, not searched)
+STACK_FRAMES = 12  # frames of the odd rank's stack in the summary
 RSS_ILLUSION_RATIO = 1.5  # RSS sum above this many times the PSS sum: say that RSS overstates memory
 STATUS_ORDER = {"likely": 0, "possible": 1, "unlikely": 2, "ruled out": 3}
-
-
-def _clock(ts: float) -> str:
-    return datetime.datetime.fromtimestamp(ts).strftime("%H:%M:%S")
-
-
-def _stamp(ts: float) -> str:
-    return datetime.datetime.fromtimestamp(ts).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
 def _cell(text: object) -> str:
@@ -50,10 +51,49 @@ def _un(value: object) -> str:
     return md_inline(unavailable_text(value))  # type: ignore[arg-type]
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]], cap: int = 0) -> list[str]:
+    """A Markdown table; with `cap`, at most that many rows and a line saying how many more there are."""
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    shown = rows[:cap] if cap and len(rows) > cap + 1 else rows
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in shown]
+    if len(shown) < len(rows):
+        out += ["", f"… and {len(rows) - len(shown)} more rows."]
     return out
+
+
+# ---------------------------------------------------------------- the summary
+def _summary(snapshots: Sequence[Snapshot]) -> list[str]:
+    """The verdict, its three strongest pieces of evidence, the next check, the odd rank's stack."""
+    first, last = snapshots[0], snapshots[-1]
+    hypotheses = engine_order(last.hypotheses)
+    v = verdict(hypotheses, len(snapshots), last.taken_at - first.taken_at, last.stacks is not None)
+    top = next((h for h in hypotheses if h.id == v.hypothesis_id), None) if v.reached else None
+    said = f"{v.status}: {v.title} (`{v.hypothesis_id}`, score {top.score:.2f})" if top is not None else verdict_text(v)
+    lines = ["## Summary", "", f"**Verdict:** {said}"]
+    if top is not None:
+        evidence = strongest_evidence(top, 3)
+        if evidence:
+            lines += ["", "**Strongest evidence:**", ""] + [f"{i}. {text}" for i, text in enumerate(evidence, 1)]
+        if top.next_check:
+            lines += ["", f"**Next check:** {shell_words(top.next_check)}"]
+    capture = last.stacks
+    odd = _odd_group(capture)
+    if capture is not None and odd is not None:
+        frames = list(reversed(odd.frames))[:STACK_FRAMES]  # outermost first, as a traceback reads
+        more = len(odd.frames) - len(frames)
+        lines += ["", f"**The odd rank's stack** (PID {', '.join(map(str, odd.pids))}, departs at "
+                  f"`{odd.departs_at or '?'}`; captured {_clock(capture.taken_at)}):", "", "```"]
+        lines += [f"{f.function} ({f.file}:{f.line})" if f.file else f.function for f in frames]
+        if more > 0:
+            lines.append(f"… {more} more frames")
+        lines.append("```")
+    return lines
+
+
+def _odd_group(capture: Optional[StackCapture]) -> Optional[StackGroup]:
+    if capture is None:
+        return None
+    return next((g for g in capture.groups if g.odd_one_out), None)
 
 
 # ---------------------------------------------------------------- sections
@@ -110,7 +150,8 @@ def _processes(snap: Snapshot) -> list[str]:
             p.pid, p.ppid, name, p.state, number(p.cpu_percent, "{:.1f}"), duration(p.cpu_time_s),
             number(p.threads), size(p.rss_bytes), size(p.pss_bytes), number(p.wchan),
         ])
-    lines += _table(["PID", "PPID", "Name", "State", "CPU %", "CPU time", "Threads", "RSS", "PSS", "wchan"], rows)
+    lines += _table(["PID", "PPID", "Name", "State", "CPU %", "CPU time", "Threads", "RSS", "PSS", "wchan"], rows,
+                    cap=TABLE_ROWS)
     errors = [p for p in snap.processes if p.error is not None]
     if errors:
         lines.append("")
@@ -126,13 +167,13 @@ def _rss_illusion(snap: Snapshot) -> str:
     covered = [p for p in snap.processes if not p.exited and is_known(p.pss_bytes) and is_known(p.rss_bytes)]
     if len(covered) < 2:
         return ""
-    rss = sum(p.rss_bytes for p in covered)  # type: ignore[misc]
-    pss = sum(p.pss_bytes for p in covered)  # type: ignore[misc]
+    rss = sum(known_or(p.rss_bytes, 0) for p in covered)  # all known: the 0 is never used
+    pss = sum(known_or(p.pss_bytes, 0) for p in covered)
     r = ratio(rss, pss)
     if r is None or r < RSS_ILLUSION_RATIO:
         return ""
-    shared_file = sum(p.rss_file_bytes for p in covered if is_known(p.rss_file_bytes))  # type: ignore[misc]
-    shared_shmem = sum(p.rss_shmem_bytes for p in covered if is_known(p.rss_shmem_bytes))  # type: ignore[misc]
+    shared_file = sum(p.rss_file_bytes for p in covered if is_known(p.rss_file_bytes))
+    shared_shmem = sum(p.rss_shmem_bytes for p in covered if is_known(p.rss_shmem_bytes))
     system = snap.memory.system
     text = (
         f"**RSS overstates memory here:** the RSS sum of {len(covered)} processes is {size(rss)}, "
@@ -199,12 +240,12 @@ def _logs(logs: Sequence[LogTail]) -> list[str]:
             lines.append(f"- {_un(tail.error)}")
         silent = tail.seconds_since_last_byte
         since = f" (last byte at {_clock(tail.last_byte_at)})" if is_known(tail.last_byte_at) else ""
-        lines.append(f"- Silent for: {number(silent, '{:.0f}', ' s') if is_known(silent) else number(silent)}{since}")
+        lines.append(f"- Silent for: {duration(silent)}{since}")
         lines.append(f"- Size: {size(tail.size_bytes)}")
         shown = tail.lines[-LOG_LINES:]
         if shown or tail.partial:
             # verbatim but inert: a line of backticks cannot close this block (the fence is longer)
-            block = [(f"[{x.level}] " if x.level != "info" else "") + x.text for x in shown]
+            block = [x.text for x in shown]  # verbatim: a level prefix would be a line the log never had
             if tail.partial:
                 block.append(f"{tail.partial}   <- no newline yet")
             lines += ["", *code_block(block)]
@@ -228,7 +269,7 @@ def _gpus(report: GpuReport) -> list[str]:
         ", ".join(str(p.local_pid or p.pid) for p in d.processes) or "none",
         "LOST" if d.lost else (unavailable_text(d.error) if d.error else ""),
     ] for d in report.devices]
-    return lines + _table(["GPU", "Name", "Memory used / total", "Util", "Power", "PIDs", "Note"], rows)
+    return lines + _table(["GPU", "Name", "Memory used / total", "Util", "Power", "PIDs", "Note"], rows, cap=TABLE_ROWS)
 
 
 def _kernel(report: KernelReport) -> list[str]:
@@ -268,17 +309,32 @@ def sorted_hypotheses(hypotheses: Sequence[Hypothesis]) -> list[Hypothesis]:
     return sorted(hypotheses, key=lambda h: (-h.score, STATUS_ORDER.get(h.status, 9), h.id))
 
 
+def _quiet(h: Hypothesis) -> bool:
+    """Ruled out, or unlikely with nothing standing for it: one line in the short list, not a section."""
+    return is_quiet(h)
+
+
 def _hypotheses(snap: Snapshot) -> list[str]:
     lines = ["## Hypotheses", ""]
     if not snap.hypotheses:
         return lines + ["None ranked yet."]
-    for i, h in enumerate(sorted_hypotheses(snap.hypotheses), 1):
-        lines.append(f"### {i}. {md_inline(h.title)} ({md_code(h.id)}): {h.status}, score {h.score:.2f}")
-        lines += [f"- For: {md_inline(x)}" for x in h.for_] or ["- For: nothing yet"]
-        lines += [f"- Against: {md_inline(x)}" for x in h.against]
+    ordered = engine_order(snap.hypotheses)
+    for i, h in enumerate([h for h in ordered if not _quiet(h)], 1):
+        kind = " (a finding)" if getattr(h, "kind", "cause") == "finding" else ""
+        lines.append(f"### {i}. {md_inline(h.title)} ({md_code(h.id)}): {h.status}, score {h.score:.2f}{kind}")
+        lines += [f"- For: {md_inline(x)}" for x in dedupe_evidence(h.for_)] or ["- For: nothing yet"]
+        lines += [f"- Against: {md_inline(x)}" for x in dedupe_evidence(h.against)]
         if h.next_check:
-            lines.append(f"- Next check: {md_inline(h.next_check)}")
+            lines.append(f"- Next check: {md_inline(shell_words(h.next_check))}")
         lines.append("")
+    quiet = [h for h in ordered if _quiet(h)]
+    unlikely = [h for h in quiet if h.status == "unlikely"]
+    ruled_out = [h for h in quiet if h.status == "ruled out"]
+    if unlikely:
+        lines += [f"**Unlikely (nothing stands for them):** {', '.join(f'{h.title} (`{h.id}`)' for h in unlikely)}.", ""]
+    if ruled_out:
+        lines += ["**Ruled out:**", ""] + [
+            f"- {h.title} (`{h.id}`)" + (f": {h.against[0]}" if h.against else "") for h in ruled_out] + [""]
     return lines[:-1]
 
 
@@ -311,9 +367,10 @@ def render_report_markdown(snapshots: Sequence[Snapshot], changelog: Sequence[st
     if not snapshots:
         return "# triage report\n\nNo snapshot was taken.\n"
     first, last = snapshots[0], snapshots[-1]
+    title, details = _header(first, last)[:1], _header(first, last)[2:]
     sections = [
-        _header(first, last), _processes(last), _memory(last), _ports(last.ports), _logs(last.logs),
-        _gpus(last.gpus), _kernel(last.kernel), _waits(last), _observations(last), _hypotheses(last), _timeline(changelog),
+        title + [""] + _summary(snapshots), ["## Details", ""] + details, _hypotheses(last), _processes(last), _memory(last), _ports(last.ports), _logs(last.logs),
+        _gpus(last.gpus), _kernel(last.kernel), _waits(last), _observations(last), _timeline(changelog),
     ]
     if last.stacks is not None:
         sections.append(_stacks(last.stacks))

@@ -8,23 +8,28 @@ for a slow source (the host's own hard timeouts end that thread later).
 
 from __future__ import annotations
 
+import os
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Optional
 
-from textual import work
-from textual.app import App, ComposeResult
+from textual import events, work
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Container
-from textual.widgets import Footer, Static
+from textual.screen import Screen
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ..collect.smaps_files import FileMapping, mappings_by_file
 from ..incident import HostOutage, Incident
 from ..model.snapshot import Snapshot
+from ..model.unavailable import Unavailable
 from ..render.plain_text import visible
-from .export import export_report
+from .export import ExportError, export_report_somewhere
 from .header import render_banner, render_header
+from .key_hints import KeyHints
 from .messages import MappingsReady, ReportExported, SnapshotReady, StacksFailed, StacksReady, TickFailed
 from .panes import Pane, View, update_static
 from .panes.gpus import GpusPane
@@ -35,6 +40,7 @@ from .panes.processes import ProcessesPane
 from .panes.stacks import StacksPane
 from .process_rows import IdleTracker
 from .screens import HelpScreen, MappingsScreen
+from .verdict_line import render_verdict_line, stacks_summary, verdict_of
 from .workers import Cancelled, call_cancellable
 
 HISTORY = 12  # snapshots kept for sparklines
@@ -47,21 +53,25 @@ class TriageApp(App[None]):
     TITLE = "triage"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-medium"), (200, "-wide")]
     BINDINGS = [
+        # the footer shows these first, so `? help` and `q quit` fit at 80 columns
+        Binding("question_mark", "help", "help"),
+        Binding("q", "quit", "quit"),
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),  # as in htop and nvitop
+        Binding("f1", "help", "help", show=False),
+        Binding("f10", "quit", "quit", show=False, priority=True),
         *(Binding(str(n), f"focus_pane({n})", f"pane {n}", show=False) for n in range(1, 7)),
-        Binding("z", "zoom", "zoom"),
-        Binding("s", "capture(False)", "stacks"),
         Binding("S", "capture(True)", "all stacks"),
+        Binding("z", "zoom", "zoom"),
+        Binding("s", "capture(False)", "stacks", show=False),
         Binding("m", "memory_map", "mem map", show=False),
-        Binding("p", "pause", "pause"),
-        Binding("r", "refresh_now", "refresh"),
+        Binding("p", "pause", "pause", show=False),
+        Binding("r", "refresh_now", "refresh", show=False),
         Binding("left_square_bracket", "step(-1)", "back", show=False),
         Binding("right_square_bracket", "step(1)", "fwd", show=False),
         Binding("left_curly_bracket", "jump(-60)", "-1 min", show=False),
         Binding("right_curly_bracket", "jump(60)", "+1 min", show=False),
         Binding("end", "live", "live", show=False, priority=True),
         Binding("e", "export", "export", show=False),
-        Binding("question_mark", "help", "help"),
-        Binding("q", "quit", "quit"),
     ]
 
     def __init__(
@@ -73,6 +83,7 @@ class TriageApp(App[None]):
         clock: Callable[[], float] = time.time,
         export_dir: str = ".",
         auto_stacks: bool = False,
+        export_dirs: Sequence[str] = (),
     ) -> None:
         super().__init__()
         self.auto_stacks = auto_stacks  # capture the whole target once, by itself, when it all idles
@@ -80,7 +91,7 @@ class TriageApp(App[None]):
         self.interval = interval
         self.live = live
         self.clock = clock
-        self.export_dir = export_dir
+        self.export_dirs: tuple[str, ...] = tuple(export_dirs) or (export_dir,)  # `e` tries these in order
         self.theme = "textual-light" if theme == "light" else "textual-dark"
         self.paused = False
         self.collecting_since: Optional[float] = None
@@ -88,6 +99,8 @@ class TriageApp(App[None]):
         self.view_at: Optional[float] = None  # taken_at of the snapshot shown while looking back
         self.idle = IdleTracker.over(list(incident.timeline)[-IDLE_WINDOW:])
         self.zoomed: Optional[str] = None
+        self._narrow_rows: Optional[str] = None  # the narrow grid's row heights as last set
+        self._last_jump: Optional[tuple[Optional[float], Optional[float], int]] = None  # (from, to, seconds)
         self.last_export: Optional[str] = None
         self.ticks_started = 0
         self._capturing = False
@@ -96,6 +109,7 @@ class TriageApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Static("", id="header")
         yield Static("", id="banner")
+        yield Static("", id="verdict")
         with Container(id="panes"):
             yield ProcessesPane(id="processes", classes="pane")
             yield GpusPane(id="gpus", classes="pane")
@@ -103,7 +117,10 @@ class TriageApp(App[None]):
             yield LogPane(id="log", classes="pane")
             yield StacksPane(id="stacks", classes="pane")
             yield HypothesesPane(id="hypotheses", classes="pane")
-        yield Footer()
+        yield KeyHints(id="keys")
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self.query_one(KeyHints).show_for(event.widget)
 
     def on_mount(self) -> None:
         self.query_one("#banner").display = False
@@ -149,11 +166,43 @@ class TriageApp(App[None]):
     def render_all(self) -> None:
         snap = self.shown_snapshot()
         self.render_header()
+        self.render_verdict()
         if snap is None:
             return
         view = self._view(snap)
         for number in range(1, 7):
             self.pane(number).show(view)
+        self._fit_layout()
+
+    def render_verdict(self) -> None:
+        """The line under the header: the engine's top cause at the moment shown, or what is missing."""
+        timeline = self.incident.timeline
+        shown = self.shown_snapshot()
+        upto = list(timeline) if self.view_at is None else list(timeline)[: self._index_of(self.view_at) + 1]
+        stacks = getattr(shown, "stacks", None) if shown is not None else None
+        v = verdict_of(shown, upto, has_stacks=stacks is not None or getattr(self.incident, "latest_stacks", None) is not None)
+        line = self.query_one("#verdict", Static)
+        update_static(line, render_verdict_line(v, max(20, self.size.width - 2)))
+
+    def _fit_layout(self) -> None:
+        """A GPU pane with nothing to show takes one line (and its grid cell goes to Hypotheses); at
+        80x24 Processes takes the whole first screen under the verdict, the other panes below it."""
+        empty = self.query_one(GpusPane).empty
+        self.screen.set_class(empty, "-nogpu")
+        panes = self.query_one("#panes")
+        if self.screen.has_class("-narrow"):
+            first = max(8, panes.size.height - (1 if empty else 0))
+            rows = f"{first} " + " ".join(["12"] * 5)
+            if self._narrow_rows != rows:
+                self._narrow_rows = rows
+                panes.styles.grid_rows = rows  # textual parses the text
+        elif self._narrow_rows is not None:
+            self._narrow_rows = None
+            panes.styles.clear_rule("grid_rows")
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit_layout)
+        self.call_after_refresh(self.render_verdict)
 
     def render_header(self) -> None:
         latest = self.incident.latest
@@ -229,7 +278,9 @@ class TriageApp(App[None]):
         pane = self.pane(number)
         if self.zoomed is not None and self.zoomed != pane.id:
             self._set_zoom(pane.id)
-        pane.focus_target.focus()
+        # Focus now, not after the next refresh (Widget.focus defers it): a key typed right after
+        # (`6z`) then acts on the pane it names.
+        self.screen.set_focus(pane.focus_target, scroll_visible=False)
         pane.scroll_visible(animate=False)
 
     def action_zoom(self) -> None:
@@ -241,6 +292,10 @@ class TriageApp(App[None]):
         self.screen.set_class(pane_id is not None, "-zoom")
         for pane in self.query(".pane"):
             pane.set_class(pane.id == pane_id, "-zoomed")
+        if pane_id is None:  # back from zoom: the view goes to the pane that has focus, not to the top
+            focused = self.focused_pane()
+            if focused is not None:
+                self.call_after_refresh(focused.scroll_visible, animate=False)
 
     # ------------------------------------------------------------ keys: refresh and time
     def action_pause(self) -> None:
@@ -266,12 +321,22 @@ class TriageApp(App[None]):
         timeline = self.incident.timeline
         if not timeline:
             return
+        # `{` then `}` comes back to the very refresh it left (refreshes are not evenly spaced, so a
+        # minute back and a minute forward can land elsewhere): the jump just made is undone exactly.
+        last = self._last_jump
+        if last is not None and last[1] == self.view_at and (seconds > 0) != (last[2] > 0):
+            self._last_jump = None
+            self.view_at = last[0]
+            self.render_all()
+            return
+        came_from = self.view_at
         base = timeline[-1].taken_at if self.view_at is None else self.view_at
         target = base + seconds
         if target >= timeline[-1].taken_at:
-            self.action_live()
-            return
-        self.view_at = timeline[self._index_of(max(target, timeline[0].taken_at))].taken_at
+            self.view_at = None
+        else:
+            self.view_at = timeline[self._index_of(max(target, timeline[0].taken_at))].taken_at
+        self._last_jump = (came_from, self.view_at, seconds)
         self.render_all()
 
     def action_live(self) -> None:
@@ -297,6 +362,8 @@ class TriageApp(App[None]):
         what = "the whole target" if pids is None else f"{len(pids)} process{'es' if len(pids) > 1 else ''} ({', '.join(map(str, pids[:6]))})"
         self._capturing = True
         self.query_one(StacksPane).set_progress(f"capturing stacks of {what} with py-spy…")
+        # said where it is seen at every size: at 80x24 the Stacks pane is below the first screen
+        self.notify(f"capturing stacks of {what} with py-spy… (5 shows the Stacks pane)", timeout=4)
         self._capture(pids)
 
     @work(thread=True, group="stacks", exit_on_error=False)
@@ -315,10 +382,44 @@ class TriageApp(App[None]):
     def on_stacks_ready(self, message: StacksReady) -> None:
         self._capturing = False
         self.query_one(StacksPane).set_capture(message.capture)
+        self.notify(stacks_summary(message.capture) + " (5 shows them)", timeout=8)
 
     def on_stacks_failed(self, message: StacksFailed) -> None:
         self._capturing = False
         self.query_one(StacksPane).set_error(message.error)
+        self.notify(message.error, severity="error", timeout=8)
+
+    # ------------------------------------------------------------ the command palette
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Ctrl+P lists triage's own actions by name (the keys are in `?`), then textual's."""
+        yield SystemCommand("Capture stacks: whole target", "py-spy every process of the target at once (S)",
+                            lambda: self.action_capture(True))
+        yield SystemCommand("Capture stacks: selected", "py-spy the selected or tagged processes (s)",
+                            lambda: self.action_capture(False))
+        yield SystemCommand("Export the report", "write the Markdown report of the incident so far (e)",
+                            self.action_export)
+        procs = self.query_one(ProcessesPane)
+        for key, what in (("cpu", "CPU %"), ("pss", "memory (PSS)"), ("rss", "RSS"), ("time", "CPU time"),
+                          ("pid", "PID"), ("name", "name")):
+            yield SystemCommand(f"Sort processes by {what}", f"the Processes pane, by {what}",
+                                lambda key=key: procs.action_sort_by(key))
+        yield SystemCommand("Reverse the process sort", "I", procs.action_reverse_sort)
+        yield SystemCommand("Processes: tree / flat", "t", procs.action_toggle_tree)
+        for number in range(1, 7):
+            name = self.pane(number).title
+            yield SystemCommand(f"Go to pane {number}: {name}", f"focus {name} ({number})",
+                                lambda number=number: self.action_focus_pane(number))
+        yield SystemCommand("Zoom the focused pane", "full screen, and back (z)", self.action_zoom)
+        yield SystemCommand("Step back a refresh", "[", lambda: self.action_step(-1))
+        yield SystemCommand("Step forward a refresh", "]", lambda: self.action_step(1))
+        yield SystemCommand("Back a minute", "{", lambda: self.action_jump(-60))
+        yield SystemCommand("Forward a minute", "}", lambda: self.action_jump(60))
+        yield SystemCommand("Back to live", "End", self.action_live)
+        yield SystemCommand("Pause / resume refresh", "p", self.action_pause)
+        yield SystemCommand("Refresh now", "r", self.action_refresh_now)
+        yield SystemCommand("Memory map of the selected process", "m", self.action_memory_map)
+        yield SystemCommand("Help: every key", "? or F1", self.action_help)
+        yield from super().get_system_commands(screen)
 
     def action_memory_map(self) -> None:
         procs = self.query_one(ProcessesPane)
@@ -338,11 +439,16 @@ class TriageApp(App[None]):
         mappings: Sequence[FileMapping] = ()
         error = ""
         try:
-            mappings = call_cancellable(reader, pid, targets)
+            result = call_cancellable(reader, pid, targets)
         except Cancelled:
             return
         except Exception as exc:
             error = f"cannot read /proc/{pid}/smaps: {type(exc).__name__}: {exc}"
+        else:
+            if isinstance(result, Unavailable):  # a host's answer (SshHost: the node could not read it)
+                error = f"{result.reason}" + (f" ({result.hint})" if result.hint else "")
+            else:
+                mappings = result
         if not get_current_worker().is_cancelled:
             self.post_message(MappingsReady(pid, mappings, error))
 
@@ -359,8 +465,11 @@ class TriageApp(App[None]):
     @work(thread=True, group="export", exclusive=True, exit_on_error=False)
     def _export(self) -> None:
         try:
-            path = call_cancellable(export_report, self.incident, self.export_dir)
+            path = call_cancellable(export_report_somewhere, self.incident, self.export_dirs)
         except Cancelled:
+            return
+        except ExportError as exc:
+            self.post_message(ReportExported("", str(exc)))
             return
         except Exception as exc:
             self.post_message(ReportExported("", f"{type(exc).__name__}: {exc}"))
@@ -385,10 +494,29 @@ class TriageApp(App[None]):
 
 def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: bool = True, auto_stacks: bool = False) -> int:
     """Open the app on `incident` (a live Incident, the demo's, or a replay source) until the user quits."""
-    app = TriageApp(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks)
+    app = TriageApp(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks,
+                    export_dirs=export_directories(incident))
     try:
         app.run()
     finally:
         incident.close()
+        message = str(getattr(getattr(incident, "recorder", None), "message", "") or "")
+        if message:
+            print(f"triage: {message}", file=sys.stderr)  # where the record is, for replay/report
     # textual prints the traceback of a crash and sets a return code: a crash must not read as success
     return int(app.return_code or 0)
+
+
+def export_directories(incident: Any) -> tuple[str, ...]:
+    """Where `e` tries to write, in order: the record's directory (the incident's files together),
+    else the current directory, else the XDG state directory."""
+    out: list[str] = []
+    path = (getattr(getattr(incident, "recorder", None), "path", None)
+            or getattr(getattr(incident, "recording", None), "path", None))
+    if path:
+        out.append(os.path.dirname(os.path.abspath(str(path))))
+    out.append(os.getcwd() if os.path.isdir(".") else ".")
+    from ..record.recorder import state_directory
+
+    out.append(str(state_directory()))
+    return tuple(dict.fromkeys(out))

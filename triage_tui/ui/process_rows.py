@@ -27,7 +27,7 @@ class IdleTracker:
         for p in snapshot.processes:
             if not is_known(p.cpu_time_s):
                 continue
-            cpu = float(p.cpu_time_s)  # type: ignore[arg-type]
+            cpu = float(p.cpu_time_s)
             prev = self._last.get(p.pid)
             if prev is None or abs(prev[0] - cpu) > 0.005:
                 seen[p.pid] = (cpu, snapshot.taken_at)
@@ -50,7 +50,7 @@ class IdleTracker:
 
 def is_idle(p: ProcessInfo, idle_for: Optional[float], threshold: float = IDLE_AFTER_S) -> bool:
     cpu = p.cpu_percent
-    return is_known(cpu) and float(cpu) < 0.5 and idle_for is not None and idle_for >= threshold  # type: ignore[arg-type]
+    return is_known(cpu) and float(cpu) < 0.5 and idle_for is not None and idle_for >= threshold
 
 
 @dataclass(frozen=True)
@@ -61,11 +61,12 @@ class Row:
     collapsed: bool
 
 
-SORT_KEYS: dict[str, Callable[[ProcessInfo], object]] = {
+SORT_KEYS: dict[str, Callable[[ProcessInfo], float | str]] = {
     "pid": lambda p: p.pid,
-    "cpu": lambda p: -float(p.cpu_percent) if is_known(p.cpu_percent) else 0.0,  # type: ignore[arg-type]
-    "rss": lambda p: -int(p.rss_bytes) if is_known(p.rss_bytes) else 0,  # type: ignore[arg-type]
-    "pss": lambda p: -int(p.pss_bytes) if is_known(p.pss_bytes) else 0,  # type: ignore[arg-type]
+    "cpu": lambda p: -float(p.cpu_percent) if is_known(p.cpu_percent) else 0.0,
+    "rss": lambda p: -int(p.rss_bytes) if is_known(p.rss_bytes) else 0,
+    "pss": lambda p: -int(p.pss_bytes) if is_known(p.pss_bytes) else 0,
+    "time": lambda p: -float(p.cpu_time_s) if is_known(p.cpu_time_s) else 0.0,
     "name": lambda p: p.name.lower(),
 }
 
@@ -80,12 +81,19 @@ def tree_rows(
     collapsed: frozenset[int] = frozenset(),
     filter_text: str = "",
     sort: str = "pid",
+    reverse: bool = False,
+    flat: bool = False,
 ) -> list[Row]:
     """Depth-first rows of the process tree; siblings sorted; collapsed subtrees hidden.
 
     With a filter, a row shows when it matches or one of its descendants does (ancestors are
-    kept so the tree still reads as a tree); collapsing is ignored while filtering.
+    kept so the tree still reads as a tree); collapsing is ignored while filtering. `reverse`
+    turns the sort around (htop's I); `flat` lists every process by the sort alone, no tree.
     """
+    key = SORT_KEYS.get(sort, SORT_KEYS["pid"])
+    if flat:
+        ordered = sorted(processes, key=key, reverse=reverse)
+        return [Row(p, 0, False, False) for p in ordered if not filter_text or matches(p, filter_text)]
     by_pid = {p.pid: p for p in processes}
     children: dict[int, list[ProcessInfo]] = {}
     roots: list[ProcessInfo] = []
@@ -94,7 +102,6 @@ def tree_rows(
             children.setdefault(p.ppid, []).append(p)
         else:
             roots.append(p)
-    key = SORT_KEYS.get(sort, SORT_KEYS["pid"])
     keep: Optional[set[int]] = None
     if filter_text:
         keep = set()
@@ -106,7 +113,8 @@ def tree_rows(
                     parent = by_pid.get(pid)
                     pid = parent.ppid if parent is not None and parent.ppid in by_pid and parent.ppid != pid else None
     rows: list[Row] = []
-    stack: list[tuple[ProcessInfo, int]] = [(p, 0) for p in sorted(roots, key=key, reverse=True)]  # type: ignore[arg-type]
+    # a stack pops the last pushed first: push in the opposite order of the one shown
+    stack: list[tuple[ProcessInfo, int]] = [(p, 0) for p in sorted(roots, key=key, reverse=not reverse)]
     visited: set[int] = set()
     while stack:
         p, depth = stack.pop()
@@ -119,6 +127,6 @@ def tree_rows(
         is_collapsed = keep is None and p.pid in collapsed and bool(kids)
         rows.append(Row(p, depth, bool(kids), is_collapsed))
         if not is_collapsed:
-            for kid in sorted(kids, key=key, reverse=True):  # type: ignore[arg-type]
+            for kid in sorted(kids, key=key, reverse=not reverse):
                 stack.append((kid, depth + 1))
     return rows

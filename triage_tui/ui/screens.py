@@ -30,7 +30,13 @@ def help_table() -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "close")]
+    BINDINGS = [
+        Binding("escape,question_mark,q,f1", "dismiss", "close"),
+        Binding("j,down", "scroll(1)", "down", show=False),
+        Binding("k,up", "scroll(-1)", "up", show=False),
+        Binding("pagedown,space", "scroll(10)", "page down", show=False),
+        Binding("pageup", "scroll(-10)", "page up", show=False),
+    ]
 
     def __init__(self) -> None:
         super().__init__()
@@ -41,7 +47,11 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Text("triage: keys", style="bold"), id="help-title")
             with VerticalScroll(id="help-scroll"):
                 yield Static(self.table, id="help-table")
-            yield Static("Esc or ? closes. Nothing in triage signals a process (read-only).", classes="dim")
+            yield Static("j/k scroll · Esc or ? closes. Nothing in triage signals a process (read-only).", classes="dim")
+
+    def action_scroll(self, lines: int) -> None:
+        scroll = self.query_one("#help-scroll", VerticalScroll)
+        scroll.scroll_to(y=max(0, scroll.scroll_y + lines), animate=False)
 
 
 class MappingsScreen(ModalScreen[None]):

@@ -1,10 +1,17 @@
-"""Pane 6: ranked hypotheses, each expandable to evidence for/against and the next check; the changelog."""
+"""Pane 6: ranked hypotheses, each expandable to evidence for/against and the next check; the changelog.
+
+Causes come first in the engine's order (never re-sorted here). What would only be noise on the
+first look — unlikely hypotheses with nothing for them, ruled-out ones — folds under one "N more"
+line that expands. A tree line cannot wrap, so long texts are wrapped here into continuation lines
+at the pane's width (no line is cut, nothing scrolls sideways).
+"""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from rich.cells import cell_len
 from rich.text import Text, TextType
@@ -13,6 +20,7 @@ from textual.widgets import Tree
 
 from ...model.snapshot import Hypothesis, Snapshot
 from ...render.plain_text import visible
+from ...render.verdict import dedupe_evidence, engine_order, is_quiet, split_next_check
 from .. import format as fmt
 from . import Pane, View
 
@@ -30,12 +38,13 @@ class HypothesesPane(Pane):
     number = 6
     title = "Hypotheses"
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:  # textual.Widget keywords, passed on
+        super().__init__(**kwargs)
         self._key: object = None
         self._spec: Optional[list[NodeSpec]] = None  # the nodes shown
+        self._width = 0  # the width the texts were wrapped at
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         tree = HypothesisTree("hypotheses", id="hyp-tree")
         tree.show_root = False
         tree.guide_depth = 2
@@ -45,13 +54,25 @@ class HypothesesPane(Pane):
     def focus_target(self) -> HypothesisTree:
         return self.query_one(HypothesisTree)
 
+    def on_resize(self) -> None:
+        view = getattr(self, "_view", None)
+        if view is not None and self._text_width() != self._width:
+            self._key = None
+            self.show(view)
+
+    def _text_width(self) -> int:
+        return max(30, self.size.width - 2 - 2)  # less the border and the scrollbar
+
     def show(self, view: View) -> None:
+        self._view = view
         snap = view.snapshot
-        key = (snap.hypotheses, snap.observations if not snap.hypotheses else (), tuple(view.changelog[-20:]))
+        width = self._text_width()
+        key = (snap.hypotheses, snap.observations if not snap.hypotheses else (), tuple(view.changelog[-20:]), width)
         if key == self._key:
             return
         self._key = key
-        spec = _spec(snap, view.changelog)
+        self._width = width
+        spec = _spec(snap, view.changelog, width)
         if spec == self._spec:
             return
         tree = self.query_one(HypothesisTree)
@@ -73,9 +94,9 @@ class HypothesesPane(Pane):
             if item.is_leaf:
                 tree.root.add_leaf(item.label)
                 continue
-            node = tree.root.add(item.label, data=item.data, expand=item.expand or item.data in expanded)
-            for leaf in item.leaves:
-                node.add_leaf(leaf)
+            branch = tree.root.add(item.label, data=item.data, expand=item.expand or item.data in expanded)
+            for text in item.leaves:
+                branch.add_leaf(text)
         if tree.cursor_line < 0:
             tree.cursor_line = 0
 
@@ -117,28 +138,78 @@ def _width(label: TextType) -> int:
     return label.cell_len if isinstance(label, Text) else cell_len(label)
 
 
-def _spec(snap: Snapshot, changelog: Sequence[str]) -> list[NodeSpec]:
+LEAF_INDENT = 4  # a leaf's tree guide ("├── ")
+NODE_INDENT = 2  # a node's expand mark ("▶ ")
+FOLDED = "folded"  # the data of the "N more" node
+
+
+def folds(h: Hypothesis) -> bool:
+    """Under "N more" (still there, one key away): render.verdict.is_quiet, the rule every face uses."""
+    return is_quiet(h)
+
+
+def _wrapped(text: str, width: int, style: str, first: str = "", rest: str = "  ") -> list[TextType]:
+    """`text` as tree lines of at most `width` cells: `first` before the first, `rest` before the others."""
+    # the evidence quotes names, paths and log lines: made visible before it is wrapped, and a Text
+    lines = textwrap.wrap(visible(text), max(12, width), initial_indent=first, subsequent_indent=rest,
+                          break_long_words=True, break_on_hyphens=False) or [first]
+    return [Text(line, style=style) for line in lines]
+
+
+def _leaves(h: Hypothesis, width: int) -> list[TextType]:
+    leaves: list[TextType] = []
+    for text in dedupe_evidence(h.for_):
+        leaves += _wrapped(text, width, "green", "+ ")
+    for text in dedupe_evidence(h.against):
+        leaves += _wrapped(text, width, "red", "− ")
+    if h.next_check:
+        check = split_next_check(h.next_check)
+        leaves += _wrapped(check.shell, width, "bold cyan", "next: ", "      ")
+        if check.key:
+            leaves.append(Text.assemble(("      press ", "dim"), (check.key, "bold reverse"), (" to do it here", "dim")))
+    return leaves
+
+
+def _spec(snap: Snapshot, changelog: Sequence[str], width: int = 76) -> list[NodeSpec]:
     spec: list[NodeSpec] = []
+    leaf_width = width - LEAF_INDENT
     if snap.hypotheses:
-        for rank, h in enumerate(sorted(snap.hypotheses, key=lambda h: -h.score), 1):
-            leaves: list[TextType] = [Text("+ " + visible(text), style="green") for text in h.for_]
-            leaves += [Text("− " + visible(text), style="red") for text in h.against]
-            if h.next_check:
-                leaves.append(Text("next: " + visible(h.next_check), style="bold cyan"))
-            spec.append(NodeSpec(_label(rank, h), h.id, False, tuple(leaves)))
+        ordered = engine_order(snap.hypotheses)
+        shown = [h for h in ordered if not folds(h)]
+        folded = [h for h in ordered if folds(h)]
+        for rank, h in enumerate(shown, 1):
+            label, more = _label(rank, h, width - NODE_INDENT)
+            leaves = [Text("  " + line, style="bold") for line in more] + _leaves(h, leaf_width)
+            spec.append(NodeSpec(label, h.id, False, tuple(leaves)))
+        if folded:
+            leaves = []
+            for h in folded:
+                why = f" — {h.against[0]}" if h.status == "ruled out" and h.against else ""
+                leaves += _wrapped(f"{h.status}: {h.title}{why}", leaf_width, "dim")
+            kinds = " / ".join(k for k, hit in (("unlikely", any(h.status == "unlikely" for h in folded)),
+                                                ("ruled out", any(h.status == "ruled out" for h in folded))) if hit)
+            spec.append(NodeSpec(Text(f"{len(folded)} more ({kinds})", style="dim"), FOLDED, False, tuple(leaves)))
     elif not snap.observations:
         spec.append(NodeSpec(Text("no hypotheses and no observations yet", style="dim"), is_leaf=True))
     else:
-        spec.append(NodeSpec(Text("observations (no hypotheses yet)", style="bold"), "observations", True,
-                             tuple(Text(visible(f"{fmt.clock(o.at)} [{o.source}] {o.text}")) for o in snap.observations)))
+        leaves = []
+        for o in snap.observations:
+            leaves += _wrapped(f"{fmt.clock(o.at)} [{o.source}] {o.text}", leaf_width, "")
+        spec.append(NodeSpec(Text("observations (no hypotheses yet)", style="bold"), "observations", True, tuple(leaves)))
     if changelog:
-        spec.append(NodeSpec(Text("changelog", style="bold"), "changelog", False,
-                             tuple(Text(visible(c)) for c in changelog[-20:])))
+        leaves = []
+        for line in changelog[-20:]:
+            leaves += _wrapped(line, leaf_width, "")
+        spec.append(NodeSpec(Text("changelog", style="bold"), "changelog", False, tuple(leaves)))
     return spec
 
 
-def _label(rank: int, h: Hypothesis) -> Text:
+def _label(rank: int, h: Hypothesis, width: int = 10_000) -> tuple[Text, list[str]]:
+    """The node's line, and the rest of a title too long for it (shown first when it is expanded)."""
+    kind = "finding " if getattr(h, "kind", "cause") == "finding" else ""
+    head = f"{rank}. {h.status:<9} {kind}"
+    lines = textwrap.wrap(visible(f"{h.title} ({h.score:.2f})"), max(12, width - len(head) - 2)) or [""]
     text = Text(f"{rank}. ")
     text.append(f"{h.status:<9}", style=STATUS_STYLE.get(h.status, ""))
-    text.append(f" {visible(h.title)} ({h.score:.2f})")
-    return text
+    text.append(f" {kind}{lines[0]}" + (" …" if len(lines) > 1 else ""))
+    return text, lines[1:]

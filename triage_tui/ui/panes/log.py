@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from rich.text import Text
 from textual.binding import Binding
@@ -33,19 +33,23 @@ class LogPane(Pane):
         Binding("f", "toggle_follow", "follow"),
         Binding("l", "cycle_level", "level"),
         Binding("slash", "search", "search"),
+        Binding("n", "next_match(1)", "next match", show=False),
+        Binding("N", "next_match(-1)", "previous match", show=False),
         Binding("escape", "clear_search", "clear search", show=False),
     ]
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:  # textual.Widget keywords, passed on
+        super().__init__(**kwargs)
         self.follow = True
         self.level = "all"
         self.search = ""
         self._view: Optional[View] = None
         self._rendered_key: object = None
         self.shown_lines: list[str] = []
+        self.match_rows: list[int] = []  # the log view's line of each search match, in order
+        self.current_match: Optional[int] = None  # n/N: the match shown, an index into match_rows
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         yield Static("", id="log-status")
         yield Input(placeholder="search the log (Enter keeps, Esc clears)", id="log-search")
         yield LogView(id="log-view", wrap=False, markup=False, auto_scroll=True)
@@ -70,6 +74,7 @@ class LogPane(Pane):
         log.auto_scroll = self.follow
         log.clear()
         self.shown_lines = []
+        self.match_rows = []
         for tail in tails:
             if len(tails) > 1:
                 log.write(Text(visible(f"── {tail.path} ({tail.source})"), style="dim"))
@@ -78,6 +83,8 @@ class LogPane(Pane):
             for line in tail.lines:
                 if self._keeps(line):
                     self.shown_lines.append(line.text)
+                    if self.search:
+                        self.match_rows.append(len(log.lines))
                     log.write(self._styled(line))
             if tail.partial and self.level == "all":
                 log.write(Text(visible(tail.partial) + "  (no newline yet)", style="dim"))
@@ -98,7 +105,7 @@ class LogPane(Pane):
     def _status(self, tails: tuple[LogTail, ...]) -> Text:
         out = Text()
         if tails:
-            known = [float(t.seconds_since_last_byte) for t in tails if is_known(t.seconds_since_last_byte)]  # type: ignore[arg-type]
+            known = [float(t.seconds_since_last_byte) for t in tails if is_known(t.seconds_since_last_byte)]
             if known:
                 quiet = min(known)
                 out.append(f"last line {fmt.duration(quiet)} ago", style="bold yellow" if quiet >= 60 else "")
@@ -108,7 +115,8 @@ class LogPane(Pane):
             out.append("no log", style="dim")
         out.append(f" · {'following' if self.follow else 'paused scroll'} · level {self.level}")
         if self.search:
-            out.append(f" · search '{visible(self.search)}'")
+            where = f"{self.current_match + 1}/" if self.current_match is not None else ""
+            out.append(f" · search '{visible(self.search)}' {where}{len(self.match_rows)} (n/N)")
         return out
 
     def _refresh(self) -> None:
@@ -127,6 +135,23 @@ class LogPane(Pane):
         self.level = LEVELS[(LEVELS.index(self.level) + 1) % len(LEVELS)]
         self._refresh()
 
+    def action_next_match(self, step: int) -> None:
+        """n / N: the next / previous line the search matches, scrolled to (following stops, as in less)."""
+        if not self.search or not self.match_rows:
+            self.app.notify("no search: / searches the log, then n/N step through the matches")
+            return
+        n = len(self.match_rows)
+        if self.current_match is None:  # the first n is the first match, the first N the last
+            self.current_match = 0 if step > 0 else n - 1
+        else:
+            self.current_match = (self.current_match + step) % n
+        self.follow = False
+        log = self.query_one(LogView)
+        log.auto_scroll = False
+        log.scroll_to(y=max(0, self.match_rows[self.current_match] - log.size.height // 2), animate=False)
+        if self._view is not None:
+            update_static(self.query_one("#log-status", Static), self._status(self._view.snapshot.logs))
+
     def action_search(self) -> None:
         box = self.query_one(Input)
         box.display = True
@@ -144,6 +169,7 @@ class LogPane(Pane):
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
         self.search = event.value.strip()
+        self.current_match = None
         self._refresh()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
+from typing import Any, Optional
 
 from rich.text import Text
 from textual import events
@@ -81,15 +81,23 @@ class ProcessesPane(Pane):
         Binding("space", "toggle_tag", "tag"),
         Binding("slash", "filter", "filter"),
         Binding("o", "cycle_sort", "sort"),
+        Binding("P", "sort_by('cpu')", "sort CPU", show=False),
+        Binding("M", "sort_by('pss')", "sort memory", show=False),
+        Binding("T", "sort_by('time')", "sort time", show=False),
+        Binding("N", "sort_by('pid')", "sort PID", show=False),
+        Binding("I", "reverse_sort", "reverse sort", show=False),
+        Binding("t", "toggle_tree", "tree/flat", show=False),
         Binding("escape", "clear_filter", "clear filter", show=False),
     ]
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:  # textual.Widget keywords, passed on
+        super().__init__(**kwargs)
         self.collapsed: set[int] = set()
         self.tagged: set[int] = set()
         self.filter_text = ""
         self.sort = "pid"
+        self.reverse = False  # I: the sort turned around
+        self.flat = False  # t: every process by the sort alone, no tree
         self.rows: list[Row] = []
         self.columns: tuple[str, ...] = WIDE_COLUMNS
         self._shown_keys: list[str] = []
@@ -100,7 +108,7 @@ class ProcessesPane(Pane):
         self._idle_at: Optional[int] = None  # index of the idle-for column in self.columns
         self._last_alive: Optional[Snapshot] = None  # the latest snapshot shown with a live process
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         yield Input(placeholder="filter: PID, name or command line (Enter keeps, Esc clears)", id="proc-filter")
         yield Static("", id="proc-gone")
         yield ProcessTable(cursor_type="row", zebra_stripes=False, id="proc-table")
@@ -146,7 +154,7 @@ class ProcessesPane(Pane):
         table = self.table
         keep = self.selected_pid()
         procs = self._rows_to_show(view)
-        self.rows = tree_rows(procs, frozenset(self.collapsed), self.filter_text, self.sort)
+        self.rows = tree_rows(procs, frozenset(self.collapsed), self.filter_text, self.sort, self.reverse, self.flat)
         now = view.snapshot.taken_at
         keys = [str(r.process.pid) for r in self.rows]
         self._idle_at = self.columns.index("idle") if "idle" in self.columns else None
@@ -166,10 +174,10 @@ class ProcessesPane(Pane):
                 if row.process.pid == keep:
                     table.move_cursor(row=i, animate=False)
                     break
-        shown = len(self.rows)
         extra = f" · filter '{self.filter_text}'" if self.filter_text else ""
         tags = f" · {len(self.tagged)} tagged" if self.tagged else ""
-        self.border_subtitle = Text(visible(f"{shown}/{len(procs)} rows · sort {self.sort}{extra}{tags}"))  # type: ignore[assignment]
+        order = f"sort {self.sort}{' reversed' if self.reverse else ''}{' · flat' if self.flat else ''}"
+        self.border_subtitle = Text(visible(f"{len(self.rows)}/{len(procs)} rows · {order}{extra}{tags}"))  # type: ignore[assignment]
 
     def _rows_to_show(self, view: View) -> tuple[ProcessInfo, ...]:
         """The snapshot's rows; when the whole target is gone, the last rows seen alive, marked gone,
@@ -306,6 +314,23 @@ class ProcessesPane(Pane):
     def action_cycle_sort(self) -> None:
         keys = list(SORT_KEYS)
         self.sort = keys[(keys.index(self.sort) + 1) % len(keys)]
+        self._refresh()
+
+    def action_sort_by(self, key: str) -> None:
+        """htop's direct keys: P CPU, M memory (PSS, the true figure), T CPU time; N PID. Pressing the
+        key of the sort already in use turns it around, as htop does."""
+        if key not in SORT_KEYS:
+            return
+        self.reverse = (not self.reverse) if key == self.sort else False
+        self.sort = key
+        self._refresh()
+
+    def action_reverse_sort(self) -> None:
+        self.reverse = not self.reverse
+        self._refresh()
+
+    def action_toggle_tree(self) -> None:
+        self.flat = not self.flat
         self._refresh()
 
     def on_input_changed(self, event: Input.Changed) -> None:

@@ -1,0 +1,174 @@
+"""The Nodes view of a job across nodes: a row per node, the node that differs first, the job's verdict.
+
+The fleet refreshes in a thread worker (every node in parallel, each with its deadline) and posts each
+JobMoment back; the UI thread only renders. Enter drills into that node's full app: this app exits with
+the node's name, `run_nodes_app` opens the single-node app on that node's Incident, and quitting it
+comes back here. While drilled in, only that node is refreshed (by its own app).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Static
+
+from ..fleet import Fleet
+from ..model.job import JobMoment, NodeSummary
+from ..model.text_format import clock
+from .workers import Cancelled, call_cancellable
+
+COLUMNS = ("node", "answers", "mode", "procs", "states", "GPUs", "log silent", "port", "top cause")
+
+
+class JobMomentReady(Message):
+    def __init__(self, moment: JobMoment) -> None:
+        super().__init__()
+        self.moment = moment
+
+
+def _clock(at: Optional[float]) -> str:
+    return clock(at) if at else "never"
+
+
+def _silence(seconds: Optional[float]) -> str:
+    if seconds is None:
+        return "—"
+    return f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.0f}m"
+
+
+def node_cells(s: NodeSummary) -> tuple[Text, ...]:
+    """One row of the table, every cell plain text (node names and reasons are never markup)."""
+    if s.reachable:
+        answers = Text("yes" if not s.reason else s.reason[:40], style="" if not s.reason else "yellow")
+    else:
+        answers = Text(f"no since {_clock(s.last_answer_at)}", style="bold red")
+    states = " ".join(f"{k}:{v}" for k, v in s.states.items()) or "—"
+    top = f"{s.top_cause} {s.top_status}" if s.top_cause else "—"
+    cells = (s.node, answers, s.mode or "—", str(s.processes) if s.reachable else "—", states, s.gpus or "—",
+             _silence(s.log_silent_s), s.port_state or "—", top)
+    return tuple(c if isinstance(c, Text) else Text(str(c)) for c in cells)
+
+
+class NodesApp(App[Optional[str]]):
+    """The job's nodes; exits with the node to drill into, or None to quit."""
+
+    TITLE = "triage — job"
+    CSS = """
+    #verdict { height: auto; max-height: 6; padding: 0 1; background: $boost; }
+    #nodes { height: 1fr; }
+    """
+    BINDINGS = [
+        Binding("enter", "drill", "open node"),
+        Binding("r", "refresh_now", "refresh"),
+        Binding("S", "capture", "all stacks"),
+        Binding("question_mark", "help", "help"),
+        Binding("q", "quit", "quit"),
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),
+    ]
+
+    def __init__(self, fleet: Fleet, interval: float = 2.0) -> None:
+        super().__init__()
+        self.fleet = fleet
+        self.interval = interval
+        self.moment: Optional[JobMoment] = fleet.timeline[-1] if fleet.timeline else None
+        self.order: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(f"connecting to {len(self.fleet.watches)} nodes…"), id="verdict")
+        table: DataTable[Text] = DataTable(id="nodes", cursor_type="row", zebra_stripes=True)
+        yield table
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#nodes", DataTable)
+        table.add_columns(*COLUMNS)
+        if self.moment is not None:
+            self.show(self.moment)
+        table.focus()
+        self.set_interval(self.interval, self.action_refresh_now)
+        self.action_refresh_now()
+
+    @work(thread=True, group="tick", exclusive=True, exit_on_error=False)
+    def action_refresh_now(self) -> None:
+        try:
+            moment = call_cancellable(self.fleet.tick)
+        except Cancelled:
+            return
+        self.post_message(JobMomentReady(moment))
+
+    @work(thread=True, group="tick", exclusive=True, exit_on_error=False)
+    def action_capture(self) -> None:
+        try:
+            moment = call_cancellable(self.fleet.capture_stacks)
+        except Cancelled:
+            return
+        self.post_message(JobMomentReady(moment))
+
+    def on_job_moment_ready(self, message: JobMomentReady) -> None:
+        self.show(message.moment)
+
+    def show(self, moment: JobMoment) -> None:
+        self.moment = moment
+        d = moment.diagnosis
+        if d.hypotheses:
+            top = d.hypotheses[0]
+            verdict = Text.assemble(("verdict: ", "bold"), (top.title, "bold"), f" — {top.status} {top.score:.2f}")
+            if top.for_:
+                verdict.append("\n" + top.for_[0].strip())
+            if top.next_check:
+                verdict.append(f"\nnext: {top.next_check}")
+        else:
+            verdict = Text("no verdict yet: no node has a cause above unlikely")
+        self.query_one("#verdict", Static).update(verdict)
+        table = self.query_one("#nodes", DataTable)
+        selected = self.order[table.cursor_row] if self.order and 0 <= table.cursor_row < len(self.order) else None
+        table.clear()
+        self.order = [s.node for s in d.nodes]
+        for s in d.nodes:
+            table.add_row(*node_cells(s), key=s.node)
+        if selected in self.order:
+            table.move_cursor(row=self.order.index(selected))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_drill()  # the table takes Enter itself and says so with this event
+
+    def action_drill(self) -> None:
+        table = self.query_one("#nodes", DataTable)
+        if not self.order:
+            return
+        node = self.order[table.cursor_row]
+        watch = next(w for w in self.fleet.watches if w.name == node)
+        if watch.incident is None:
+            self.notify(f"{node} cannot be opened: {watch.reason or 'no target there yet'}", severity="warning")
+            return
+        self.workers.cancel_all()
+        self.exit(node)
+
+    def action_help(self) -> None:
+        self.notify("Enter: open the node in the full app (q there comes back) · S: stacks of every node · "
+                    "r: refresh · q: quit", timeout=8)
+
+    async def action_quit(self) -> None:
+        self.workers.cancel_all()
+        self.exit(None)
+
+
+def run_nodes_app(fleet: Fleet, interval: float = 2.0, theme: str = "dark") -> int:
+    """The Nodes view until the user quits; Enter opens a node's full app, whose `q` returns here."""
+    from .app import TriageApp
+
+    try:
+        while True:
+            node = NodesApp(fleet, interval=interval).run()
+            if node is None:
+                return 0
+            watch = next(w for w in fleet.watches if w.name == node)
+            if watch.incident is not None:
+                TriageApp(watch.incident, interval=interval, theme=theme).run()
+    finally:
+        fleet.close()
