@@ -30,7 +30,7 @@ from ..model.text_format import clock as _clock
 from ..model.text_format import stamp as _stamp
 from ..model.unavailable import is_known, known_or
 from .figures import duration, number, ratio, size, unavailable_text
-from .plain_text import code_block, md_code, md_inline
+from .plain_text import code_block, md_code, md_inline, terminal_text, visible
 from .verdict import dedupe_evidence, engine_order, is_quiet, shell_words, strongest_evidence, verdict, verdict_text
 from .waits_text import wait_lines
 
@@ -69,21 +69,21 @@ def _summary(snapshots: Sequence[Snapshot]) -> list[str]:
     v = verdict(hypotheses, len(snapshots), last.taken_at - first.taken_at, last.stacks is not None)
     top = next((h for h in hypotheses if h.id == v.hypothesis_id), None) if v.reached else None
     said = f"{v.status}: {v.title} (`{v.hypothesis_id}`, score {top.score:.2f})" if top is not None else verdict_text(v)
-    lines = ["## Summary", "", f"**Verdict:** {said}"]
+    lines = ["## Summary", "", f"**Verdict:** {md_inline(said)}"]
     if top is not None:
         evidence = strongest_evidence(top, 3)
         if evidence:
-            lines += ["", "**Strongest evidence:**", ""] + [f"{i}. {text}" for i, text in enumerate(evidence, 1)]
+            lines += ["", "**Strongest evidence:**", ""] + [f"{i}. {md_inline(text)}" for i, text in enumerate(evidence, 1)]
         if top.next_check:
-            lines += ["", f"**Next check:** {shell_words(top.next_check)}"]
+            lines += ["", f"**Next check:** {md_inline(shell_words(top.next_check))}"]
     capture = last.stacks
     odd = _odd_group(capture)
     if capture is not None and odd is not None:
         frames = list(reversed(odd.frames))[:STACK_FRAMES]  # outermost first, as a traceback reads
         more = len(odd.frames) - len(frames)
         lines += ["", f"**The odd rank's stack** (PID {', '.join(map(str, odd.pids))}, departs at "
-                  f"`{odd.departs_at or '?'}`; captured {_clock(capture.taken_at)}):", "", "```"]
-        lines += [f"{f.function} ({f.file}:{f.line})" if f.file else f.function for f in frames]
+                  f"{md_code(odd.departs_at or '?')}; captured {_clock(capture.taken_at)}):", "", "```"]
+        lines += [visible(f"{f.function} ({f.file}:{f.line})" if f.file else f.function) for f in frames]
         if more > 0:
             lines.append(f"… {more} more frames")
         lines.append("```")
@@ -377,5 +377,6 @@ def render_report_markdown(snapshots: Sequence[Snapshot], changelog: Sequence[st
     troubled = [s for s in last.sources if s.status != "ok"]
     if troubled:
         sections.append(["## Sources", ""] + [md_inline(f"- {s.name}: {s.status} {s.detail}".rstrip()) for s in troubled])
-    return "\n\n".join("\n".join(section) for section in sections) + "\n"
+    # the last guard of this face: every field above is made visible, a section written since may not be
+    return terminal_text("\n\n".join("\n".join(section) for section in sections) + "\n")
 
