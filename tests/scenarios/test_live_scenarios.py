@@ -90,7 +90,7 @@ def test_demo_incident_ranks_a_wait_for_the_missing_rank_and_names_it(tmp_path) 
         info = demo.info
         assert info is not None
         out = watch("demo", [info.launcher_pid], "wait-for-missing-rank", max_ticks=20, logs=(info.log_path,),
-                    port=info.port, stacks_when_idle=True, hold_ticks=2, until=lambda s: s.stacks is not None)
+                    port=info.port, stacks_when_idle=True, hold_ticks=2, until=lambda m: m.stacks is not None)
     assert out.top == "wait-for-missing-rank", out.ranking[:3]
     top = out.hypothesis("wait-for-missing-rank")
     assert f"PID {info.odd_pid}" in top.title, top.title

@@ -25,7 +25,7 @@ def test_session_killed_mid_run_then_reconnected(node: Node, sleeper_tree: subpr
     host = SshHost(node.options(), backoff_start_s=0.0)
     incident = Incident(host, host.resolve([str(sleeper_tree.pid)]))
     try:
-        first = incident.tick()
+        first = incident.tick().snapshot
         assert len(first.processes) == 3
         old_dir = host.agent_dir
         old_agent = psutil.Process(host._agent.agent_pid)  # type: ignore[union-attr]
@@ -42,14 +42,14 @@ def test_session_killed_mid_run_then_reconnected(node: Node, sleeper_tree: subpr
         # the drop is noticed on the next refresh, which reconnects (backoff 0) and says so; a slower
         # reconnect would give "disconnected since" snapshots in between (the next test shows those)
         for _ in range(MAX_TICKS):
-            again = incident.tick()
+            again = incident.tick().snapshot
             if _ssh_source(again).status == "ok":
                 break
             assert "disconnected since" in _ssh_source(again).detail and again.processes == ()
         assert _ssh_source(again).status == "ok" and len(again.processes) == 3
         assert "reconnected at" in _ssh_source(again).detail
         assert host.agent_dir != old_dir
-        assert incident.timeline[0] is first and len(incident.timeline[0].processes) == 3  # kept what it had
+        assert incident.timeline[0].snapshot is first and len(first.processes) == 3  # kept what it had
     finally:
         incident.close()
 

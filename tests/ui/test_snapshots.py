@@ -1,14 +1,14 @@
-"""SVG snapshots of the app on the fixed demo-shaped incident (regenerate: pytest --snapshot-update)."""
+"""SVG snapshots of the app on the fixture host, diagnosed by the real engine (regenerate: pytest --snapshot-update)."""
 
 from __future__ import annotations
 
-from conftest import make_app, settle
+from conftest import fixture_incident, make_app, settle
 
-from triage_tui.ui.sample import SampleIncident, build_snapshots
+from triage_tui.demo.fixture import build_snapshots
 
 
 def demo_app(tmp_path):
-    return make_app(SampleIncident(build_snapshots(80), preload=60), str(tmp_path))
+    return make_app(fixture_incident(build_snapshots(80), preload=60), str(tmp_path))
 
 
 def test_80x24_processes_first(snap_compare, tmp_path):

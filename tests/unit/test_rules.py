@@ -6,7 +6,7 @@ import pytest
 
 from triage_tui.diagnose.hypotheses import evaluate, holds, positive_ids
 from triage_tui.diagnose.rules import CATALOGUE, NEEDS_CAP, ROWS, RULE_OUTS
-from triage_tui.model.snapshot import Observation
+from triage_tui.model.diagnosis import Observation
 
 IDS = {s.id for s in CATALOGUE}
 

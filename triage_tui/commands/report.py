@@ -2,7 +2,7 @@
 
 The non-interactive face of the same Incident the app drives: resolve the target, tick every
 interval for --duration seconds (at least twice, so CPU % and deltas exist), then render the
-timeline. The JSON is the last snapshot with hypotheses sorted by score (docs/report-schema.md).
+timeline of Moments. The JSON is the last Moment, hypotheses in the engine's order (docs/report-schema.md).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Optional, TextIO
 
 from ..collect.logs import check_log_readable
 from ..host.base import CollectOptions, Host, TargetError
-from ..incident import Incident
+from ..incident import Incident, wants_auto_stacks
+from ..model.moment import Moment
 from ..model.snapshot import Snapshot
 from ..record.export import report_from_record
 from ..record.recorder import RecordError, recorder_from_args
@@ -42,7 +43,7 @@ def _pss_missing(snapshot: Snapshot) -> bool:
     return memory.pss_covered < memory.processes
 
 
-def watch(incident: Incident, duration_s: float, interval_s: float, auto_stacks: bool = False) -> Snapshot:
+def watch(incident: Incident, duration_s: float, interval_s: float, auto_stacks: bool = False) -> Moment:
     """Tick at 0, every interval, and at `duration_s`; then, bounded, until PSS covers the tree.
 
     auto_stacks: the first time the engine sees the whole target idle, capture its stacks once (py-spy
@@ -54,17 +55,16 @@ def watch(incident: Incident, duration_s: float, interval_s: float, auto_stacks:
         due = min(k * interval_s, duration_s)
         time.sleep(max(0.0, start + due - time.monotonic()))
         last = incident.tick()
-        if auto_stacks and incident.latest_stacks is None and Incident.wants_auto_stacks(last):
+        if auto_stacks and incident.latest_stacks is None and wants_auto_stacks(last):
             incident.capture_stacks()
             last = incident.tick()
         if due >= duration_s:
             break
         k += 1
-    wait = getattr(incident.host, "wait_for_budgeted_reads", None)
     for _ in range(PSS_EXTRA_TICKS):
-        if not _pss_missing(last) or wait is None:
+        if not _pss_missing(last.snapshot):
             break
-        wait(PSS_WAIT_S)  # smaps_rollup runs off-thread: let this tick's reads finish, then pick them up
+        incident.wait_for_budgeted_reads(PSS_WAIT_S)  # smaps_rollup runs off-thread: let this tick's reads finish
         last = incident.tick()
     return last
 

@@ -10,24 +10,17 @@ import dataclasses
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from itertools import pairwise
 from typing import Optional
 
-from ..model.snapshot import Hypothesis, Observation, Snapshot
+from ..model.diagnosis import Diagnosis, Hypothesis, Observation
+from ..model.snapshot import Snapshot
 from ..model.stacks import StackCapture
 from .hypotheses import evaluate
 from .idle_runs import IdleRuns
-from .observations import Thresholds, observe_snapshots
+from .observations import Thresholds, idle_seconds, observe_snapshots
 from .stack_observations import stack_observations
 from .wait_graph import wait_observations
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    observations: tuple[Observation, ...] = ()
-    hypotheses: tuple[Hypothesis, ...] = ()
-    changes: tuple[str, ...] = ()  # changelog lines this update added
 
 
 def clock(at: float) -> str:
@@ -83,7 +76,10 @@ class DiagnosisEngine:
         hypotheses = evaluate(observations)
         changes = tuple(self._changes(snapshot.taken_at, hypotheses))
         self.changelog.extend(changes)
-        return Diagnosis(tuple(observations), hypotheses, changes)
+        idle_s = idle_of if idle_of is not None else {
+            p.pid: idle_seconds(list(self.history), p.pid, self.thresholds) for p in snapshot.processes}
+        return Diagnosis(tuple(observations), hypotheses, changes, idle_periods(idle_s, snapshot.taken_at),
+                         self.thresholds.idle_after_s)
 
     def _changes(self, at: float, hypotheses: Sequence[Hypothesis]) -> list[str]:
         """One line per hypothesis whose status moved: `12:01:07 deadlock possible → likely: why`."""
@@ -97,6 +93,13 @@ class DiagnosisEngine:
             arrow = f"{before} → {h.status}" if before else f"→ {h.status}"
             out.append(f"{clock(at)} {h.id} {arrow}: {why}")
         return out
+
+
+def idle_periods(idle_of: Mapping[int, Optional[float]], at: float) -> dict[int, float]:
+    """Since when each process has done nothing by the engine's rule (no CPU-time growth beyond the
+    idle rate, no bytes read); processes that just worked are left out. The Processes pane shows
+    these, and marks idle those idle for Diagnosis.idle_after_s or more: the rule all-idle uses."""
+    return {pid: round(at - secs, 3) for pid, secs in idle_of.items() if secs is not None}
 
 
 def observe(history: Sequence[Snapshot], stacks: Optional[StackCapture] = None,

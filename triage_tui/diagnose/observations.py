@@ -11,7 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Optional
 
-from ..model.snapshot import Observation, ProcessInfo, Snapshot
+from ..model.diagnosis import Observation
+from ..model.snapshot import ProcessInfo, Snapshot
 from ..model.unavailable import is_known
 from .figures import fmt_bytes, fmt_s, quote
 from .log_signals import classify_last_line, progress_percent, scan_log_lines
@@ -114,8 +115,10 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
                         [p.pid for p in alive], processes=len(alive)))
     idle_for = min(idle.values()) if idle else 0.0
     if alive and len(idle) == len(alive) and (one_look or idle_for >= th.idle_after_s):
-        ctx = sum(_ctx_growth(history, p.pid) for p in alive)
-        wake = "" if one_look else "; context switches stopped too" if ctx == 0 else \
+        growths = [_ctx_growth(history, p.pid) for p in alive]
+        ctx = None if any(g is None for g in growths) else sum(g for g in growths if g is not None)
+        # a sentence about context switches only when they were read for every process: never a 0 for "unknown"
+        wake = "" if one_look or ctx is None else "; context switches stopped too" if ctx == 0 else \
             f"; {ctx} voluntary context switches: wakes, does nothing"
         span = "(one look: ps %CPU is a lifetime average)" if one_look else f"for {fmt_s(idle_for)}"
         who = "the only process is" if len(alive) == 1 else f"all {len(alive)} processes"
@@ -171,11 +174,12 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
     return out
 
 
-def _ctx_growth(history: Sequence[Snapshot], pid: int) -> int:
+def _ctx_growth(history: Sequence[Snapshot], pid: int) -> Optional[int]:
+    """Voluntary context switches of `pid` over the history; None when they were not read."""
     first, last = history[0].process(pid), history[-1].process(pid)
     if first and last and is_known(first.ctx_voluntary) and is_known(last.ctx_voluntary):
         return max(0, last.ctx_voluntary - first.ctx_voluntary)  # type: ignore[operator]
-    return 0
+    return None
 
 
 def _io_growth(history: Sequence[Snapshot], pid: int) -> int:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..model.snapshot import Observation, Snapshot
+from ..model.diagnosis import Observation
+from ..model.snapshot import Snapshot
 from ..model.unavailable import is_known
 from .figures import fmt_bytes, quote
 from .thresholds import Thresholds

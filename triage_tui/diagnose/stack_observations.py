@@ -6,7 +6,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Optional
 
-from ..model.snapshot import Observation, Snapshot
+from ..model.diagnosis import Observation
+from ..model.snapshot import Snapshot
 from ..model.stacks import StackCapture, StackGroup
 from .figures import fmt_s
 from .stack_reading import groups_of

@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from typing import Optional
 
 from ..model.codec import from_data, to_data
+from ..model.mappings import FileMapping
 from ..model.snapshot import Snapshot, SourceStatus, Target
 from ..model.stacks import StackCapture
+from ..model.unavailable import Unavailable
 from .base import CollectOptions, StackOptions, TargetError
 from .ssh_agent_client import AgentSession, NoUsablePython
 from .ssh_agentless import Sections, build_script, build_snapshot, new_marker, ps_rows, resolve_from_ps, split_sections
@@ -223,6 +225,11 @@ class SshHost:
     def capture_stacks(self, pids: Sequence[int], options: StackOptions) -> StackCapture:
         with self._lock:
             return self._capture_stacks_locked(pids, options)
+
+    def mappings_by_file(self, pid: int, target_pids: Sequence[int]) -> tuple[FileMapping, ...] | Unavailable:
+        # Never this machine's /proc: the PID is the node's. Reading the node's smaps is engineer
+        # "ssh"'s part (agent request + agentless script); until then, say so.
+        return Unavailable("mappings are not read over --ssh yet", f"on the node: cat /proc/{pid}/smaps")
 
     def wait_for_budgeted_reads(self, timeout_s: float = 10.0) -> bool:
         with self._lock:

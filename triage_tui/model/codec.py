@@ -141,7 +141,9 @@ def from_data(tp: Any, data: Any) -> Any:
         items = [from_data(inner, x) for x in data]
         return tuple(items) if origin is tuple else items
     if origin is dict:
-        _, vt = typing.get_args(tp) or (str, Any)
+        kt, vt = typing.get_args(tp) or (str, Any)
+        if kt is int:  # JSON keys are strings: a PID-keyed dict reads its keys back as ints
+            return {int(k): from_data(vt, v) for k, v in data.items()}
         return {k: from_data(vt, v) for k, v in data.items()}
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if not isinstance(data, dict):

@@ -18,8 +18,8 @@ from rich.text import Text, TextType
 from textual.binding import Binding
 from textual.widgets import Tree
 
-from ...model.snapshot import Hypothesis, Snapshot
-from ...render.verdict import dedupe_evidence, engine_order, split_next_check
+from ...model.diagnosis import Diagnosis, Hypothesis
+from ...render.verdict import dedupe_evidence, split_next_check
 from .. import format as fmt
 from . import Pane, View
 
@@ -64,14 +64,15 @@ class HypothesesPane(Pane):
 
     def show(self, view: View) -> None:
         self._view = view
-        snap = view.snapshot
+        diagnosis = view.diagnosis
         width = self._text_width()
-        key = (snap.hypotheses, snap.observations if not snap.hypotheses else (), tuple(view.changelog[-20:]), width)
+        key = (diagnosis.hypotheses, diagnosis.observations if not diagnosis.hypotheses else (),
+               tuple(view.changelog[-20:]), width)
         if key == self._key:
             return
         self._key = key
         self._width = width
-        spec = _spec(snap, view.changelog, width)
+        spec = _spec(diagnosis, view.changelog, width)
         if spec == self._spec:
             return
         tree = self.query_one(HypothesisTree)
@@ -168,11 +169,11 @@ def _leaves(h: Hypothesis, width: int) -> list[TextType]:
     return leaves
 
 
-def _spec(snap: Snapshot, changelog: Sequence[str], width: int = 76) -> list[NodeSpec]:
+def _spec(diagnosis: Diagnosis, changelog: Sequence[str], width: int = 76) -> list[NodeSpec]:
     spec: list[NodeSpec] = []
     leaf_width = width - LEAF_INDENT
-    if snap.hypotheses:
-        ordered = engine_order(snap.hypotheses)
+    if diagnosis.hypotheses:
+        ordered = list(diagnosis.hypotheses)  # the engine's order: never re-sorted here
         shown = [h for h in ordered if not folds(h)]
         folded = [h for h in ordered if folds(h)]
         for rank, h in enumerate(shown, 1):
@@ -187,11 +188,11 @@ def _spec(snap: Snapshot, changelog: Sequence[str], width: int = 76) -> list[Nod
             kinds = " / ".join(k for k, hit in (("unlikely", any(h.status == "unlikely" for h in folded)),
                                                 ("ruled out", any(h.status == "ruled out" for h in folded))) if hit)
             spec.append(NodeSpec(Text(f"{len(folded)} more ({kinds})", style="dim"), FOLDED, False, tuple(leaves)))
-    elif not snap.observations:
+    elif not diagnosis.observations:
         spec.append(NodeSpec(Text("no hypotheses and no observations yet", style="dim"), is_leaf=True))
     else:
         leaves = []
-        for o in snap.observations:
+        for o in diagnosis.observations:
             leaves += _wrapped(f"{fmt.clock(o.at)} [{o.source}] {o.text}", leaf_width, "")
         spec.append(NodeSpec(Text("observations (no hypotheses yet)", style="bold"), "observations", True, tuple(leaves)))
     if changelog:

@@ -15,7 +15,7 @@ from textual.widgets.data_table import ColumnKey
 from ...model.snapshot import ProcessInfo
 from ...model.unavailable import is_known
 from .. import format as fmt
-from ..process_rows import SORT_KEYS, Row, is_idle, tree_rows
+from ..process_rows import SORT_KEYS, Row, tree_rows
 from . import Pane, View
 
 STATE_STYLES = {"D": "bold red", "Z": "bold magenta", "T": "bold yellow", "t": "bold yellow", "R": "green"}
@@ -150,10 +150,11 @@ class ProcessesPane(Pane):
         keep = self.selected_pid()
         procs = view.snapshot.processes
         self.rows = tree_rows(procs, frozenset(self.collapsed), self.filter_text, self.sort, self.reverse, self.flat)
-        now = view.snapshot.taken_at
+        moment = view.moment
         keys = [str(r.process.pid) for r in self.rows]
         self._idle_at = self.columns.index("idle") if "idle" in self.columns else None
-        cells = [self._cells(r, view.idle.idle_for(r.process.pid, now)) for r in self.rows]
+        # idle by the engine's rule (the one all-idle uses), read from the Moment: no rule of the UI's own
+        cells = [self._cells(r, moment.idle_for(r.process.pid), moment.is_idle(r.process.pid)) for r in self.rows]
         if len(self._row_cache) > 2 * len(self.rows) + 100:  # forget processes long gone
             shown = {r.process.pid for r in self.rows}
             self._row_cache = {pid: v for pid, v in self._row_cache.items() if pid in shown}
@@ -194,10 +195,9 @@ class ProcessesPane(Pane):
                     changes.append((index, key, column, value, grows))
         table.update_cells(changes)
 
-    def _cells(self, row: Row, idle_for: Optional[float]) -> list[object]:
+    def _cells(self, row: Row, idle_for: Optional[float], idle: bool) -> list[object]:
         p: ProcessInfo = row.process
         tagged = p.pid in self.tagged
-        idle = is_idle(p, idle_for)
         idle_text = fmt.idle_for(idle_for) if idle_for is not None else "-"
         # Most rows are what they were a second ago but for idle-for: their other cells are kept
         # and reused (same objects, so the compare in _update_changed is an identity check).

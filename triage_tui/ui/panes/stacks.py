@@ -39,8 +39,8 @@ class StacksPane(Pane):
 
     def show(self, view: View) -> None:
         self.query_one(WaitsSection).show(view.snapshot)
-        if view.snapshot.stacks is not None:
-            self._capture = view.snapshot.stacks
+        if view.moment.stacks is not None:
+            self._capture = view.moment.stacks
         self._redraw()
 
     def set_capture(self, capture: StackCapture) -> None:
