@@ -12,8 +12,8 @@ import threading
 from collections.abc import Sequence
 from typing import Optional
 
-from ..host.base import CollectOptions, StackOptions
 from ..model.mappings import FileMapping
+from ..model.options import CollectOptions, StackOptions
 from ..model.snapshot import (
     CgroupMemory,
     GpuDevice,
