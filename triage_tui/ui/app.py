@@ -380,6 +380,8 @@ class TriageApp(App[None]):
         self._capturing = False
         self.query_one(StacksPane).set_capture(message.capture)
         self.notify(stacks_summary(message.capture) + " (5 shows them)", timeout=8)
+        if self.live and not self.paused:
+            self.request_tick()  # the engine reads the capture on the next tick: take it now, not in 2 s
 
     def on_stacks_failed(self, message: StacksFailed) -> None:
         self._capturing = False
