@@ -47,7 +47,7 @@ def test_sort_orders_siblings():
 
 def test_idle_time_is_the_engines_counted_from_the_last_cpu_time_growth():
     """The Processes pane shows the engine's idle rule (the one all-idle uses), read from the Moment."""
-    procs = [ProcessInfo(pid=5, ppid=1, name="w", cpu_percent=0.0, cpu_time_s=t) for t in (1.0, 2.0, 2.0, 2.0)]
+    procs = [ProcessInfo(pid=5, ppid=1, name="w", cpu_percent=0.0, cpu_time_s=t) for t in (1.0, 5.0, 5.0, 5.0)]
     snaps = [Snapshot(taken_at=100.0 + 20 * i, processes=(p,)) for i, p in enumerate(procs)]
     engine = DiagnosisEngine()
     moments = [Moment(s, engine.update(s)) for s in snaps]
