@@ -2,27 +2,41 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from functools import cache
 
 from ..model.diagnosis import Evidence, Hypothesis, Observation
-from .rules import CATALOGUE, FINDING_CAP, NEEDS_CAP, ROWS, RULE_OUTS, Spec
+from .rules import CATALOGUE, FINDING_CAP, NEEDS_CAP, ROWS, RULE_OUTS, Row, RuleOut, Spec
+from .vocabulary import VOCABULARY
 
 STATUS_ORDER = ("likely", "possible", "unlikely", "ruled out")
 
 
+class RuleError(ValueError):
+    """A rule table that cannot work: raised when rules.py is imported, never during a tick."""
+
+
+_IDENT = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
 @cache
 def _parse(condition: str) -> tuple[tuple[tuple[str, bool], ...], ...]:
-    """`a & !b | c` → ((("a", True), ("b", False)), (("c", True),)): OR of ANDs."""
+    """`a & !b | c` → ((("a", True), ("b", False)), (("c", True),)): OR of ANDs. Raises RuleError on a
+    malformed condition (an empty term, a character an id cannot hold)."""
     alternatives = []
     for alt in condition.split("|"):
         terms = []
         for term in alt.split("&"):
             term = term.strip()
-            if not term:
-                continue
-            terms.append((term[1:].strip(), False) if term.startswith("!") else (term, True))
+            negated = term.startswith("!")
+            ident = term[1:].strip() if negated else term
+            if not ident:
+                raise RuleError(f"empty term in condition {condition!r}")
+            if not _IDENT.fullmatch(ident):
+                raise RuleError(f"{ident!r} in condition {condition!r} is not an observation id")
+            terms.append((ident, not negated))
         alternatives.append(tuple(terms))
     return tuple(alternatives)
 
@@ -138,3 +152,53 @@ def _score(spec: Spec, rows: Sequence, present: Mapping[str, Sequence[Observatio
 def clip_score(raw: float, cap: float = 1.0) -> float:
     """The score shown: the rows' sum clipped to 0..cap, two decimals."""
     return round(max(0.0, min(cap, raw)), 2)
+
+
+# ---------------------------------------------------------------- the tables, checked once at import
+def _conditions(catalogue: Sequence[Spec], rows: Sequence[Row], rule_outs: Sequence[RuleOut]):
+    """(where, condition) of every condition the tables hold."""
+    for spec in catalogue:
+        if spec.needs:
+            yield f"{spec.id} needs", spec.needs
+        for condition, _ in (*spec.titles, *spec.next_checks):
+            if condition:
+                yield f"{spec.id} title/next check", condition
+    for row in rows:
+        yield f"row {row.hypothesis}", row.when
+    for rule in rule_outs:
+        yield f"rule-out {rule.hypothesis}", rule.when
+        for cited in rule.cite:
+            yield f"rule-out {rule.hypothesis} cite", cited
+
+
+def check_rules(catalogue: Sequence[Spec], rows: Sequence[Row], rule_outs: Sequence[RuleOut]) -> None:
+    """Raise RuleError unless every condition parses, names only ids of the vocabulary (ids an observer
+    can emit), every row and rule-out belongs to a hypothesis of the catalogue, and every row names at
+    least one observation that must be present (its evidence row cites it)."""
+    ids = {spec.id for spec in catalogue}
+    for where, condition in _conditions(catalogue, rows, rule_outs):
+        try:
+            parsed = _parse(condition)
+        except RuleError as exc:
+            raise RuleError(f"{where}: {exc}") from None
+        unknown = sorted({ident for alt in parsed for ident, _ in alt if ident not in VOCABULARY})
+        if unknown:
+            raise RuleError(f"{where}: {', '.join(unknown)} in {condition!r}: no observer emits it "
+                            "(diagnose/vocabulary.py)")
+    for row in rows:
+        if row.hypothesis not in ids:
+            raise RuleError(f"row for {row.hypothesis!r}: no such hypothesis in the catalogue")
+        if not positive_ids(row.when):
+            raise RuleError(f"row {row.hypothesis} {row.when!r} names no observation that must be present")
+    for rule in rule_outs:
+        if rule.hypothesis not in ids:
+            raise RuleError(f"rule-out for {rule.hypothesis!r}: no such hypothesis in the catalogue")
+
+
+def rule_ids() -> set[str]:
+    """Every observation id some condition of the tables names (the rest are informational)."""
+    return {ident for _, condition in _conditions(CATALOGUE, ROWS, RULE_OUTS)
+            for alt in _parse(condition) for ident, _ in alt}
+
+
+check_rules(CATALOGUE, ROWS, RULE_OUTS)  # at import: a typo on either side is an error, not a silent rule

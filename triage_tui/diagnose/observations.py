@@ -18,6 +18,7 @@ from .figures import fmt_bytes, fmt_s, quote
 from .log_signals import classify_last_line, progress_percent, scan_log_lines
 from .resource_observations import gpu_observations, kernel_observations, memory_observations, port_observations
 from .thresholds import Thresholds
+from .vocabulary import register
 
 COMPILERS = frozenset({"nvcc", "ptxas", "ninja", "cicc", "gcc", "g++", "cc1", "cc1plus", "c++", "clang", "clang++", "ld"})
 _WORLD_ARGS = re.compile(
@@ -28,7 +29,7 @@ _WORLD_ARGS = re.compile(
 
 def _obs(oid: str, text: str, source: str, at: float, pids: Sequence[int] = (), **figures: object) -> Observation:
     clean = {k: v for k, v in figures.items() if isinstance(v, (int, float, str))}
-    return Observation(id=oid, text=text, source=source, at=at, figures=clean, pids=tuple(pids))
+    return Observation(id=register(oid), text=text, source=source, at=at, figures=clean, pids=tuple(pids))
 
 
 # ---------------------------------------------------------------- processes over time

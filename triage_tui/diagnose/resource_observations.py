@@ -9,11 +9,12 @@ from ..model.snapshot import Snapshot
 from ..model.unavailable import is_known
 from .figures import fmt_bytes, quote
 from .thresholds import Thresholds
+from .vocabulary import register
 
 
 def _obs(oid: str, text: str, source: str, at: float, pids: Sequence[int] = (), **figures: object) -> Observation:
     clean = {k: v for k, v in figures.items() if isinstance(v, (int, float, str))}
-    return Observation(id=oid, text=text, source=source, at=at, figures=clean, pids=tuple(pids))
+    return Observation(id=register(oid), text=text, source=source, at=at, figures=clean, pids=tuple(pids))
 
 
 def port_observations(history: Sequence[Snapshot]) -> list[Observation]:

@@ -11,6 +11,7 @@ from ..model.snapshot import Snapshot
 from ..model.stacks import StackCapture, StackGroup
 from .figures import fmt_s
 from .stack_reading import groups_of
+from .vocabulary import register
 
 # wait kinds of a main thread that mean "this rank is somewhere specific", per observation id
 _KIND_OBS = {
@@ -25,7 +26,7 @@ _KIND_OBS = {
 
 def _obs(oid: str, text: str, at: float, pids: Sequence[int] = (), **figures: object) -> Observation:
     clean = {k: v for k, v in figures.items() if isinstance(v, (int, float, str))}
-    return Observation(id=oid, text=text, source="stacks", at=at, figures=clean, pids=tuple(pids))
+    return Observation(id=register(oid), text=text, source="stacks", at=at, figures=clean, pids=tuple(pids))
 
 
 def _main_groups(capture: StackCapture, groups: Sequence[StackGroup]) -> dict[int, StackGroup]:

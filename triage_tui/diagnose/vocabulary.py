@@ -1,0 +1,113 @@
+"""The observation vocabulary: every id an observer may emit, where it comes from, what it means.
+
+One registry, so the two sides of the engine cannot drift apart by a typo: an observer that emits an
+id not listed here raises (`register`, called by every observer's `_obs`), and rules.py is checked
+against it when it is imported (`check_rules` in hypotheses.py): a condition naming an id that no
+observer can emit is an error at import, never a rule that silently never fires. New observation
+ids (waits, pasted text, new scenarios) are added here first; tests/unit/test_rules.py lists the
+ids no rule uses yet, so an informational observation is a decision, not an accident.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .wait_kinds import KINDS
+
+
+@dataclass(frozen=True)
+class ObservationKind:
+    id: str
+    source: str  # processes | memory | logs | ports | gpus | stacks | kernel
+    meaning: str
+
+
+def _kinds(source: str, *pairs: tuple[str, str]) -> tuple[ObservationKind, ...]:
+    return tuple(ObservationKind(oid, source, meaning) for oid, meaning in pairs)
+
+
+_ALL: tuple[ObservationKind, ...] = (
+    *_kinds("processes",
+            ("several-processes", "three or more live processes in the tree (ranks are possible)"),
+            ("all-idle", "every live process used no CPU and read nothing for idle_after_s"),
+            ("busy-process", "a process burns half a core or more"),
+            ("one-busy-others-idle", "one process busy while all the others idle"),
+            ("zombie", "a process died and its parent has not reaped it"),
+            ("stopped-process", "a process is stopped (T) or traced (t)"),
+            ("none-stopped", "no process is stopped"),
+            ("d-state", "a process in uninterruptible sleep (D)"),
+            ("d-state-faults", "a process in D with major page faults"),
+            ("runnable-starved", "runnable (R) but little CPU, with involuntary switches"),
+            ("compiler-running", "a compiler child (nvcc, ninja, gcc, …) is working"),
+            ("io-reading", "the tree read bytes since the last look"),
+            ("worker-exited", "a process of the tree is gone"),
+            ("worker-sigkilled", "a process of the tree was killed by SIGKILL"),
+            ("workers-missing", "fewer workers than the command line asks for"),
+            ("workers-present", "as many workers as the command line asks for"),
+            ("all-alive", "every process alive: none exited, none a zombie")),
+    *_kinds("logs",
+            ("log-silent", "no byte written to a followed log for silent_after_s"),
+            ("log-silent-after-load", "silence right after a finished progress bar"),
+            ("log-ends-after-load", "a pasted log ends at a finished progress bar"),
+            ("log-active", "a followed log wrote recently"),
+            ("log-progress", "a progress bar is advancing"),
+            ("log-nccl-timeout", "an NCCL watchdog timeout line"),
+            ("log-barrier-timeout", "a barrier or store timeout line"),
+            ("log-shm-broadcast", "the 'no shared memory broadcast block' warning"),
+            ("log-rendezvous", "a rendezvous wait line"),
+            ("log-worker-exited", "a line saying a worker exited"),
+            ("log-cuda-oom", "a CUDA out-of-memory line"),
+            ("log-killed", "a line saying a process was killed by SIGKILL"),
+            ("log-traceback", "a traceback"),
+            ("log-timeout", "some other timeout line")),
+    *_kinds("ports",
+            ("port-accepting", "the probed port accepts connections"),
+            ("port-refused", "the probed port refuses or does not answer")),
+    *_kinds("gpus",
+            ("gpu-loaded-idle", "GPUs hold memory at 0 % utilisation"),
+            ("gpu-computing", "GPUs compute at normal power"),
+            ("gpu-spin", "GPUs at ~100 % utilisation at near-idle power (a spin-wait)")),
+    *_kinds("memory",
+            ("memory-low", "MemAvailable below memory_low_ratio of RAM"),
+            ("memory-ample", "plenty of memory available"),
+            ("cgroup-at-limit", "the target's cgroup is at its memory limit"),
+            ("anon-growing", "anonymous memory of the tree keeps growing"),
+            ("rss-illusion", "the RSS sum overstates memory: the pages are shared (PSS or RAM far lower)")),
+    *_kinds("kernel",
+            ("oom-kill", "the OOM killer named a process of the tree"),
+            ("no-oom-kill", "no OOM-killer line names a process of the tree"),
+            ("segfault", "a segfault line names a process of the tree"),
+            ("worker-oom-killed", "the OOM killer killed the very worker that vanished")),
+    *_kinds("stacks",
+            ("stacks-captured", "a stack capture was read"),
+            ("stacks-failed", "some processes' stacks could not be read"),
+            ("stacks-several-ranks", "the capture has several ranks"),
+            ("stacks-same-collective", "every rank waits in the same collective"),
+            ("stacks-different-collectives", "ranks wait in different collectives"),
+            ("stacks-odd-rank", "one rank is elsewhere than the others"),
+            ("stacks-lock-wait", "threads wait to acquire locks"),
+            ("stacks-one-lock-wait", "one thread waits on a lock"),
+            ("stacks-no-lock", "no thread waits on a lock"),
+            ("stacks-unchanged", "the stacks did not change between two captures"),
+            ("stacks-compile", "main threads compiling"),
+            ("stacks-device-sync", "main threads waiting on the GPU"),
+            ("stacks-file-io", "main threads reading files"),
+            ("stacks-running", "main threads running Python code"),
+            ("stacks-rendezvous", "main threads waiting at rendezvous"),
+            ("stacks-subprocess", "main threads waiting for a child process"),
+            *((f"stacks-odd-{kind}", f"the odd rank waits in: {kind}") for kind in KINDS)),
+)
+
+VOCABULARY: dict[str, ObservationKind] = {kind.id: kind for kind in _ALL}
+assert len(VOCABULARY) == len(_ALL), "an observation id is registered twice"
+
+
+class UnknownObservation(KeyError):
+    """An observer emitted, or a rule named, an id that is not in the vocabulary."""
+
+
+def register(oid: str) -> str:
+    """`oid`, checked: every observer's `_obs` passes its id through here."""
+    if oid not in VOCABULARY:
+        raise UnknownObservation(f"observation id {oid!r} is not in diagnose/vocabulary.py")
+    return oid
