@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..parse.signal_lexicon import LEXICON
 from .wait_kinds import KINDS
 
 
 @dataclass(frozen=True)
 class ObservationKind:
     id: str
-    source: str  # processes | memory | logs | ports | gpus | stacks | kernel
+    source: str  # processes | memory | logs | ports | gpus | stacks | kernel | waits | pasted text
     meaning: str
 
 
@@ -50,16 +51,30 @@ _ALL: tuple[ObservationKind, ...] = (
             ("log-silent-after-load", "silence right after a finished progress bar"),
             ("log-ends-after-load", "a pasted log ends at a finished progress bar"),
             ("log-active", "a followed log wrote recently"),
-            ("log-progress", "a progress bar is advancing"),
-            ("log-nccl-timeout", "an NCCL watchdog timeout line"),
-            ("log-barrier-timeout", "a barrier or store timeout line"),
-            ("log-shm-broadcast", "the 'no shared memory broadcast block' warning"),
-            ("log-rendezvous", "a rendezvous wait line"),
-            ("log-worker-exited", "a line saying a worker exited"),
-            ("log-cuda-oom", "a CUDA out-of-memory line"),
-            ("log-killed", "a line saying a process was killed by SIGKILL"),
-            ("log-traceback", "a traceback"),
-            ("log-timeout", "some other timeout line")),
+            ("log-progress", "a progress bar is advancing")),
+    *_kinds("waits",
+            ("wait-cycle", "processes wait on each other (a cycle in the wait-for graph)"),
+            ("wait-hub", "every waiter waits on one process"),
+            ("wait-on-exited", "a process waits on a peer that has exited"),
+            ("wait-not-accepted", "a connection sits in a listener's accept queue, never accepted"),
+            ("wait-upstream", "processes wait on a remote (upstream) address"),
+            ("wait-netfs-io", "a D-state read on a network filesystem")),
+    *_kinds("pasted text",
+            ("log-several-ranks", "several ranks are named in the pasted log lines"),
+            ("log-ranks-missing", "some ranks report the collective timeout, others never do"),
+            ("shm-nearly-full", "/dev/shm nearly full (df)"),
+            ("stacks-one-in-collective", "the one dumped process waits in a collective"),
+            ("stacks-one-lock", "the one dumped process waits to acquire a lock"),
+            ("stacks-one-waiting", "the one dumped process waits (another kind)"),
+            ("prose-gpu-busy-low-power", "prose quotes GPUs busy at low power"),
+            ("prose-gpu-busy", "prose quotes GPUs busy"),
+            ("prose-gpu-idle", "prose quotes GPUs idle"),
+            ("prose-cpu-idle", "prose quotes the CPU idle"),
+            ("prose-cpu-busy", "prose quotes the CPU busy"),
+            ("prose-stuck", "prose says it is stuck (for hours)"),
+            ("prose-rss", "prose quotes an RSS figure"),
+            ("oom-kill-elsewhere", "an OOM-killer line names a process outside the pasted target"),
+            ("segfault-elsewhere", "a segfault line names a process outside the pasted target")),
     *_kinds("ports",
             ("port-accepting", "the probed port accepts connections"),
             ("port-refused", "the probed port refuses or does not answer")),
@@ -95,11 +110,17 @@ _ALL: tuple[ObservationKind, ...] = (
             ("stacks-running", "main threads running Python code"),
             ("stacks-rendezvous", "main threads waiting at rendezvous"),
             ("stacks-subprocess", "main threads waiting for a child process"),
+            ("stacks-file-lock", "a process waits on a lock file"),
+            ("stacks-atexit-lock", "a process waits on glibc's atexit lock (a lock inherited over fork)"),
             *((f"stacks-odd-{kind}", f"the odd rank waits in: {kind}") for kind in KINDS)),
 )
 
-VOCABULARY: dict[str, ObservationKind] = {kind.id: kind for kind in _ALL}
-assert len(VOCABULARY) == len(_ALL), "an observation id is registered twice"
+# the log-line signals: one observation id per lexicon row id (parse/signal_lexicon.py holds their patterns)
+_LEXICON: tuple[ObservationKind, ...] = tuple(
+    ObservationKind(oid, "logs", means) for oid, means in dict((s.id, s.means) for s in reversed(LEXICON)).items())
+
+VOCABULARY: dict[str, ObservationKind] = {kind.id: kind for kind in (*_ALL, *_LEXICON)}
+assert len(VOCABULARY) == len(_ALL) + len(_LEXICON), "an observation id is registered twice"
 
 
 class UnknownObservation(KeyError):
