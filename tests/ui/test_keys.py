@@ -84,6 +84,9 @@ async def test_enter_expands_a_hypothesis_to_its_evidence(app):
         labels = [str(c.label) for c in first.children]
         assert first.data == "wait-for-missing-rank" and str(first.label).startswith("1. likely")  # the engine's
         assert any(lbl.startswith("next: capture stacks of all 10 processes") for lbl in labels)
+        # the evidence rows with their weights: the score shown is their sum (clipped to 0..1)
+        weights = [float(lbl.split(" ", 1)[0]) for lbl in labels if lbl[:1] in "+-"]
+        assert weights and f"({round(min(1.0, max(0.0, sum(weights))), 2):.2f})" in str(first.label)
 
 
 async def test_slash_filter_keeps_ancestors(app):

@@ -156,11 +156,21 @@ def _wrapped(text: str, width: int, style: str, first: str = "", rest: str = "  
 
 
 def _leaves(h: Hypothesis, width: int) -> list[TextType]:
+    """The rule rows the score is the clipped sum of, each with its weight (+0.25 …), then the cap and
+    why; a hypothesis from an older record (no rows) shows its for/against texts. Then the next check."""
     leaves: list[TextType] = []
-    for text in dedupe_evidence(h.for_):
-        leaves += _wrapped(text, width, "green", "+ ")
-    for text in dedupe_evidence(h.against):
-        leaves += _wrapped(text, width, "red", "− ")
+    if h.evidence:
+        for row in h.evidence:
+            leaves += _wrapped(f"{row.weight:+.2f} {row.text}", width, "green" if row.weight > 0 else "red")
+        if h.status == "ruled out":
+            leaves += _wrapped(f"ruled out: {h.cap_reason}", width, "red")
+        elif h.cap_reason:
+            leaves += _wrapped(f"score capped at {h.cap:.2f}: {h.cap_reason}", width, "yellow")
+    else:
+        for text in dedupe_evidence(h.for_):
+            leaves += _wrapped(text, width, "green", "+ ")
+        for text in dedupe_evidence(h.against):
+            leaves += _wrapped(text, width, "red", "− ")
     if h.next_check:
         check = split_next_check(h.next_check)
         leaves += _wrapped(check.shell, width, "bold cyan", "next: ", "      ")
