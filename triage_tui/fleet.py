@@ -21,7 +21,8 @@ from .host.base import CollectOptions, Host, StackOptions, TargetError
 from .host.ssh_connect import SshError
 from .incident import Incident, Recorder
 from .model.job import JobMoment, NodeEvidence
-from .model.snapshot import Hypothesis, Snapshot
+from .model.diagnosis import Hypothesis
+from .model.snapshot import Snapshot
 from .model.stacks import StackCapture
 
 DEFAULT_CONCURRENCY = 16
@@ -55,12 +56,13 @@ class NodeWatch:
 
     @property
     def latest(self) -> Optional[Snapshot]:
-        return self.incident.latest if self.incident is not None else None
+        latest = self.incident.latest if self.incident is not None else None
+        return latest.snapshot if latest is not None else None
 
     @property
     def hypotheses(self) -> tuple[Hypothesis, ...]:
-        latest = self.latest
-        return latest.hypotheses if latest is not None else ()
+        latest = self.incident.latest if self.incident is not None else None
+        return latest.diagnosis.hypotheses if latest is not None else ()
 
     @property
     def stacks(self) -> Optional[StackCapture]:
@@ -96,7 +98,7 @@ class NodeWatch:
                 return
             recorder = self.make_recorder(self.name) if self.make_recorder is not None else None
             self.incident = Incident(self.host, target, self.options, recorder=recorder)
-        snapshot = self.incident.tick()
+        snapshot = self.incident.tick().snapshot
         failing = [s for s in snapshot.sources if s.name == "ssh" and s.status == "failing"]
         if failing:
             self.reachable, self.reason = False, failing[0].detail

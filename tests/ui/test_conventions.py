@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import dataclasses
 
-from conftest import make_app, settle
+from conftest import fixture_incident, make_app, settle
 from textual.command import CommandPalette
 from textual.widgets import Footer
 
+from triage_tui.demo.fixture import build_snapshots
+from triage_tui.incident import Incident
 from triage_tui.model.snapshot import GpuReport
 from triage_tui.ui.panes.hypotheses import HypothesesPane
 from triage_tui.ui.panes.log import LogPane
 from triage_tui.ui.panes.processes import ProcessesPane
-from triage_tui.ui.sample import SampleIncident, build_snapshots
 from triage_tui.ui.screens import HelpScreen
 
 
@@ -25,15 +26,15 @@ def screen_text(app) -> str:
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
-def no_gpu_incident() -> SampleIncident:
+def no_gpu_incident() -> Incident:
     snaps = [dataclasses.replace(s, gpus=GpuReport(source="none")) for s in build_snapshots(80)]
-    return SampleIncident(snaps, preload=60)
+    return fixture_incident(snaps, preload=60)
 
 
 async def test_verdict_line_names_the_top_cause_its_evidence_and_key_at_80x24(app):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        top = sorted(app.shown_snapshot().hypotheses, key=lambda h: -h.score)[0]
+        top = app.shown_moment().diagnosis.hypotheses[0]  # the engine's top cause
         line = text_of(app, "#verdict")
         assert f"{top.status}: {top.title}" in " ".join(line.split())
         assert "press S" in line and "S on it" not in line
@@ -44,7 +45,7 @@ async def test_verdict_line_names_the_top_cause_its_evidence_and_key_at_80x24(ap
 
 
 async def test_no_verdict_yet_says_what_is_missing(tmp_path):
-    incident = SampleIncident(build_snapshots(3), preload=0)
+    incident = fixture_incident(build_snapshots(3), preload=0)
     app = make_app(incident, str(tmp_path))
     app.live = False  # nothing ticks: there is no refresh
     async with app.run_test(size=(80, 24)) as pilot:
@@ -190,7 +191,7 @@ async def test_hypotheses_fold_the_unlikely_and_ruled_out_under_one_line(app):
 
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
-        hypotheses = app.shown_snapshot().hypotheses
+        hypotheses = app.shown_moment().diagnosis.hypotheses
         folded = [h for h in hypotheses if folds(h)]
         assert folded and any(h.status == "ruled out" for h in folded)
         tree = app.query_one(HypothesesPane).focus_target

@@ -86,7 +86,9 @@ async def test_enter_expands_a_hypothesis_to_its_evidence(app):
         assert any(lbl.startswith("next: capture stacks of all 10 processes") for lbl in labels)
         # the evidence rows with their weights: the score shown is their sum (clipped to 0..1)
         weights = [float(lbl.split(" ", 1)[0]) for lbl in labels if lbl[:1] in "+-"]
-        assert weights and f"({round(min(1.0, max(0.0, sum(weights))), 2):.2f})" in str(first.label)
+        top = app.shown_moment().diagnosis.hypotheses[0]
+        assert weights and round(min(1.0, max(0.0, sum(weights))), 2) == top.score
+        assert f"{top.score:.2f}" in " ".join([str(first.label), *labels])  # the score shown
 
 
 async def test_slash_filter_keeps_ancestors(app):

@@ -99,8 +99,7 @@ def test_report_has_every_section_and_the_key_figures() -> None:
     # hypotheses in the engine's order, numbered as the app numbers them (the ruled-out one in the short list)
     assert "### 1. Wait for a missing rank" in text
     assert text.index("Wait for a missing rank") < text.index("Out of memory")
-    assert "Next check: capture stacks of all 8 workers
-" in text  # shell words: no app key in a ticket
+    assert "Next check: capture stacks of all 8 workers\n" in text  # shell words: no app key in a ticket
 
 
 def test_rss_illusion_sentence_carries_its_figures() -> None:

@@ -69,9 +69,9 @@ class Verdict:
 
 
 def engine_order(hypotheses: Sequence[Any]) -> list[Any]:
-    """Causes before findings, each by score, ties in the given order: the engine's own order, so on
-    hypotheses the engine already ordered this changes nothing (it only guards older records)."""
-    return sorted(hypotheses, key=lambda h: (getattr(h, "kind", "cause") != "cause", -h.score))
+    """The hypotheses as the engine ranked them (causes before findings, by score): no face re-sorts,
+    so rank numbers agree on every face (tests/ui/test_one_order.py)."""
+    return list(hypotheses)
 
 
 def causes(hypotheses: Sequence[Any]) -> list[Any]:
