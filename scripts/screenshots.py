@@ -32,7 +32,11 @@ SHOTS = (
     # (file name, terminal size, keys pressed before the shot)
     ("triage-200x50.svg", (200, 50), ()),
     ("triage-200x50-stacks.svg", (200, 50), ("S",)),
+    ("triage-120x40.svg", (120, 40), ()),
+    ("triage-120x40-stacks.svg", (120, 40), ("S",)),
     ("triage-80x24.svg", (80, 24), ()),
+    ("triage-80x24-stacks.svg", (80, 24), ("S",)),
+    ("triage-80x24-hypotheses-zoomed.svg", (80, 24), ("S", "6", "z", "enter")),
     ("triage-80x24-memory-zoomed.svg", (80, 24), ("3", "z")),
     ("triage-80x24-stacks-zoomed.svg", (80, 24), ("S", "5", "z")),
     ("triage-80x24-help.svg", (80, 24), ("question_mark",)),
@@ -64,6 +68,8 @@ async def shoot(out: Path, name: str, size: tuple[int, int], keys: tuple[str, ..
             await pilot.pause()
             await app.workers.wait_for_complete()
             await pilot.pause()
+        app.clear_notifications()  # the toasts `S` raises would cover the panes they talk about
+        await pilot.pause()
         app.save_screenshot(filename=name, path=str(out))
 
 

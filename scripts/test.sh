@@ -21,6 +21,8 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 python3 -m pip install -q -e '.[test]'
-# The layering contract in pyproject.toml ([tool.importlinter]): a violation fails the run before any test.
+# The layering contract and the type check (pyproject.toml [tool.importlinter], [tool.mypy]): a violation
+# fails the run before any test.
 lint-imports --no-cache
+python3 -m mypy
 exec python3 -m pytest "$@"

@@ -115,6 +115,8 @@ def _add_ssh_args(p: argparse.ArgumentParser) -> None:
     j.add_argument("--hostfile", dest="hostfiles", action="append", default=[], metavar="FILE",
                    help="nodes from an MPI/DeepSpeed hostfile (one host per line, slots= ignored); repeatable")
     j.add_argument("--slurm", metavar="JOBID", help="the nodes and processes of a running Slurm job (scontrol)")
+    j.add_argument("--srun", action="store_true",
+                   help="with --slurm: start the agent on each node through `srun --overlap --jobid` instead of SSH")
     j.add_argument("--node-timeout", type=_positive_float, default=30.0, metavar="S",
                    help="a node that has not answered a refresh within S seconds is shown late (default 30)")
     j.add_argument("--concurrency", type=_positive_int, default=16, metavar="N",

@@ -10,6 +10,7 @@ last answer and picked up when it answers.
 from __future__ import annotations
 
 import functools
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -22,7 +23,7 @@ from .host.ssh_connect import SshError
 from .incident import Incident, Recorder
 from .model.job import JobMoment, NodeEvidence
 from .model.diagnosis import Hypothesis
-from .model.snapshot import Snapshot
+from .model.snapshot import Snapshot, Target
 from .model.stacks import StackCapture
 
 DEFAULT_CONCURRENCY = 16
@@ -87,8 +88,7 @@ class NodeWatch:
             self.host = self.make_host()
         if self.incident is None:
             try:
-                specs = self.specs(self.host) if callable(self.specs) else self.specs
-                target = self.host.resolve(list(specs), port=self.port)
+                target = self._resolve(self.host)
             except SshError as exc:
                 self.reachable, self.reason = False, str(exc)
                 return
@@ -105,6 +105,24 @@ class NodeWatch:
             return
         self.reachable, self.reason = True, ""
         self.last_answer_at = snapshot.taken_at
+
+    def _resolve(self, host: Host) -> Target:
+        if not callable(self.specs):
+            return host.resolve(list(self.specs), port=self.port)
+        # PIDs a scheduler listed (scontrol listpids) may include one that ended since, such as the step that
+        # listed them: leave out each PID the node says is gone, and resolve the rest
+        pids = [str(p) for p in self.specs(host)]
+        for _ in range(len(pids)):
+            try:
+                return host.resolve(pids, port=self.port)
+            except SshError:
+                raise
+            except TargetError as exc:
+                gone = re.search(r"no process with PID (\d+)", str(exc))
+                if gone is None or gone.group(1) not in pids or len(pids) == 1:
+                    raise
+                pids.remove(gone.group(1))
+        return host.resolve(pids, port=self.port)
 
     def capture(self, options: StackOptions) -> None:
         with self._lock:

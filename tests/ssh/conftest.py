@@ -49,6 +49,7 @@ class Sshd:
     log: list[str] = field(default_factory=list)
     log_level: str = "VERBOSE"  # DEBUG1 also logs direct-tcpip requests (the ProxyJump test reads them)
     command_prefix: tuple[str, ...] = ()  # e.g. unshare … : a "node" with its own PID namespace
+    extra: str = ""  # more sshd_config lines (e.g. SetEnv TMPDIR=... so a test finds only its own files)
 
     def start(self) -> None:
         config = self.directory / f"sshd_config_{self.port}"
@@ -56,7 +57,7 @@ class Sshd:
             f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {self.host_key}\n"
             f"PidFile {self.directory}/sshd_{self.port}.pid\nAuthorizedKeysFile {self.directory}/authorized_keys\n"
             "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-            f"StrictModes no\nUsePAM no\nAllowTcpForwarding yes\nLogLevel {self.log_level}\n"
+            f"StrictModes no\nUsePAM no\nAllowTcpForwarding yes\nLogLevel {self.log_level}\n{self.extra}"
         )
         self.proc = subprocess.Popen([*self.command_prefix, SSHD, "-D", "-e", "-f", str(config)], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -117,11 +118,12 @@ class SshEnv:
     servers: list[Sshd] = field(default_factory=list)
 
     def sshd(self, host_key: Optional[Path] = None, port: Optional[int] = None, log_level: str = "VERBOSE",
-             command_prefix: tuple[str, ...] = ()) -> Sshd:
+             command_prefix: tuple[str, ...] = (), extra: str = "") -> Sshd:
         key = host_key or self.directory / f"host_key_{len(self.servers)}"
         if not key.exists():
             _keygen(key)
-        server = Sshd(port or _free_port(), key, self.directory, log_level=log_level, command_prefix=command_prefix)
+        server = Sshd(port or _free_port(), key, self.directory, log_level=log_level, command_prefix=command_prefix,
+                      extra=extra)
         server.start()
         self.servers.append(server)
         return server

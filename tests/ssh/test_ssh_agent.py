@@ -129,8 +129,10 @@ def test_agent_server_protocol_errors_are_answers_not_crashes(tmp_path) -> None:
     assert good["ok"] and good["dir"] == str(tmp_path)
     assert server.answer('{"id": 4, "op": "resolve", "specs": ["name:["]}')["kind"] == "target"
     assert server.answer('{"id": 5, "op": "frobnicate"}')["kind"] == "protocol"
-    mappings = server.answer(json.dumps({"id": 6, "op": "mappings", "pid": os.getpid()}))
-    assert any("python" in f for f in mappings["files"])
+    mappings = server.answer(json.dumps({"id": 6, "op": "mappings_by_file", "pid": os.getpid(), "targets": []}))
+    assert any("python" in m["path"] for m in mappings["mappings"])
+    gone = server.answer(json.dumps({"id": 7, "op": "mappings_by_file", "pid": 2**22 + 7, "targets": []}))
+    assert gone["ok"] and "no such process" in gone["unavailable"]["unavailable"]
 
 
 def test_pyspy_uploaded_when_the_node_has_none_and_gone_after(node: Node, sleeper_tree: subprocess.Popen,

@@ -25,6 +25,7 @@ def test_agentless_collects_the_real_tree_and_says_what_it_cannot_see(node: Node
         target = host.resolve([str(sleeper_tree.pid)])
         first = host.collect(target, CollectOptions())
         second = host.collect(target, CollectOptions())  # now /proc/PID/status is read for the whole tree
+        third = host.collect(target, CollectOptions())  # and a CPU % has two samples for every process
         stacks = host.capture_stacks([sleeper_tree.pid], StackOptions())
     finally:
         host.close()
@@ -33,10 +34,13 @@ def test_agentless_collects_the_real_tree_and_says_what_it_cannot_see(node: Node
     assert {p.pid for p in second.processes} == expected
     for p in second.processes:
         assert is_known(p.rss_bytes) and is_known(p.rss_anon_bytes) and p.name.startswith("python")
-        assert isinstance(p.pss_bytes, Unavailable) and p.pss_bytes.reason.startswith("agentless mode")
+        # what a shell can read: PSS/USS from smaps_rollup, CPU % from the stat delta of two refreshes
+        assert is_known(p.pss_bytes) and is_known(p.uss_bytes)
+    assert all(is_known(p.cpu_percent) for p in third.processes)
     assert second.memory.system.total_bytes == psutil.virtual_memory().total
-    assert isinstance(second.memory.target.pss_sum_bytes, Unavailable)
-    assert any(s.name == "mode" and "no PSS/USS" in s.detail for s in second.sources)
+    assert is_known(second.memory.target.pss_sum_bytes)
+    assert all(isinstance(p.cpu_percent, Unavailable) for p in first.processes)  # one refresh: no CPU % yet
+    assert any(s.name == "mode" and "no wait-for graph" in s.detail for s in second.sources)  # said once
     assert "agentless mode" in stacks.notes[0]
     (sleeping,) = stacks.processes  # py-spy ran on the node (its own, or ours uploaded)
     assert sleeping.error is None and sleeping.threads[0].wait_kind == "sleep"

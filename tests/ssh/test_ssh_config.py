@@ -18,7 +18,7 @@ from triage_tui.host import ssh_config
 from triage_tui.host.select import host_from_args
 from triage_tui.host.ssh_connect import SshError, SshOptions, connect
 
-from .conftest import SshEnv, Sshd, _keygen
+from .conftest import Sshd, SshEnv, _keygen
 
 ROOT = Path(__file__).resolve().parents[2]
 

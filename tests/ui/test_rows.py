@@ -96,4 +96,4 @@ def test_gpu_pane_says_why_in_one_line_and_lists_holders():
     assert "76017/97887MiB" in lines[1] and "0%" in lines[1] and "86/600W" in lines[1] and "46433" in lines[1]
     broken = dataclasses.replace(snaps[-1], gpus=GpuReport(error=Unavailable("NVML: driver not loaded", "is nvidia.ko loaded?")))
     one = render_gpus(View(Moment(broken), [Moment(broken)])).plain
-    assert one == "no GPUs shown: NVML: driver not loaded (is nvidia.ko loaded?)"
+    assert one == "no GPUs shown: NVML: driver not loaded (hint: is nvidia.ko loaded?)"

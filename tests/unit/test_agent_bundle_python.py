@@ -46,7 +46,13 @@ def test_bundle_modules_use_nothing_newer_and_import_only_the_stdlib_and_themsel
                      and any(a.name == "annotations" for a in n.names) for n in tree.body)
         if annotated and not future:  # 3.8 would evaluate `tuple[int, ...]` at definition time
             problems.append(f"{path.name}: annotations without `from __future__ import annotations`")
+        # imports under `if TYPE_CHECKING:` never run (the type checker's names, e.g. typing_extensions.TypeIs)
+        checker_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                        and isinstance(block.test, ast.Name) and block.test.id == "TYPE_CHECKING"
+                        for stmt in block.body for n in ast.walk(stmt)}
         for node in ast.walk(tree):
+            if id(node) in checker_only and isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
             if isinstance(node, ast.Attribute) and node.attr in _NEWER_METHODS:
                 problems.append(f"{path.name}:{node.lineno}: .{node.attr}() needs {_NEWER_METHODS[node.attr]}")
             if isinstance(node, ast.Import):

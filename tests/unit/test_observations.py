@@ -155,8 +155,10 @@ def _gpus(util, power, used=70 * GiB):
 def test_gpu_loaded_idle_spin_and_compute() -> None:
     assert "gpu-loaded-idle" in ids(snaps([proc(1)], [proc(1)], gpus=_gpus(0, 80.0)))
     assert "gpu-loaded-idle" not in ids(snaps([proc(1)], gpus=_gpus(0, 80.0, used=100 << 20)))
-    spin = ids(snaps([proc(1)], gpus=_gpus(100, 90.0)))
-    assert "spin-wait" in spin["gpu-spin"][0].text
+    spin = ids(snaps([proc(1)], [proc(1)], gpus=_gpus(100, 90.0)))
+    assert "spin-wait" in spin["gpu-spin"][0].text and "for 2.0 s" in spin["gpu-spin"][0].text
+    assert "gpu-spin" not in ids(snaps([proc(1)], gpus=_gpus(100, 90.0)))  # one look live is not a run yet
+    assert "gpu-spin" not in ids(snaps([proc(1)], [proc(1)], gpus=_gpus(100, 300.0)))  # 43 %: above the one threshold
     assert "gpu-computing" in ids(snaps([proc(1)], gpus=_gpus(99, 650.0)))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from triage_tui.parse import curl_text, faulthandler, free, log_text, nvidia_smi_basic, proc_status, ps, pyspy_text
+from triage_tui.parse import curl_text, faulthandler, free, log_text, nvidia_smi, proc_status, ps, pyspy_text
 from triage_tui.parse.pasted import evidence_from_paste, split_paste
 from triage_tui.parse.text_errors import ParseError
 
@@ -190,11 +190,13 @@ def test_nvidia_smi_csv_with_header() -> None:
     text = """index, name, memory.used [MiB], utilization.gpu [%], power.draw [W], power.limit [W]
 0, NVIDIA H100, 61234 MiB, 100 %, 112.30 W, 700.00 W
 1, NVIDIA H100, 61234 MiB, [N/A], [N/A], 700.00 W"""
-    a, b = nvidia_smi_basic.parse_csv(text).devices
+    a, b = nvidia_smi.parse_query_gpu_csv_with_header(text).devices
     assert a.memory_used_bytes == 61234 << 20 and a.utilization_gpu_percent == 100 and a.power_draw_w == 112.3
     assert not b.utilization_gpu_percent
     with pytest.raises(ParseError):
-        nvidia_smi_basic.parse_csv("index, name\n")
+        nvidia_smi.parse_query_gpu_csv_with_header("index, name\n")  # no GPU figure named: not that CSV
+    with pytest.raises(ParseError):
+        nvidia_smi.parse_query_gpu_csv_with_header("index, name, memory.used [MiB]\n")  # a header without rows
 
 
 def test_split_a_mixed_paste() -> None:

@@ -121,3 +121,49 @@ def test_bounded_reading_says_what_it_cut() -> None:
     endless = io.BytesIO(b"a\n" * (3 << 20))  # 6 MiB: more than is read
     capped = read_paste(endless)
     assert any("not read" in c for c in capped.cuts) and endless.tell() <= (4 << 20) + 1
+
+
+def test_vmstat_ss_and_top_as_captured_on_this_machine() -> None:
+    vm = diagnose_text((FIX / "vmstat_real.txt").read_text())
+    assert [p.kind for p in vm.parts if p.used] == ["vmstat"] and "runnable" in vm.parts[0].used_as
+    syn = diagnose_text((FIX / "ss_syn_sent_real.txt").read_text())  # a listener whose backlog is full
+    assert any(o.id == "socket-connecting" for o in syn.diagnosis.observations)
+    assert syn.diagnosis.hypotheses[0].id == "network-wait"
+    listening = diagnose_text((FIX / "ss_real.txt").read_text())
+    assert [p.kind for p in listening.parts if p.used] == ["ss"]
+    assert not any(o.id == "socket-connecting" for o in listening.diagnosis.observations)
+    top = diagnose_text((FIX / "top_real.txt").read_text())
+    procs = top.diagnosis.observations and [p for p in top.parts if p.used and p.kind == "ps"]
+    assert procs and "processes (ps)" in procs[0].used_as
+
+
+# nvidia-smi -q and dmon as nvidia-smi prints them (the build machine has no GPU to capture from)
+SMI_Q = """==============NVSMI LOG==============
+
+Driver Version                            : 550.54.15
+Attached GPUs                             : 1
+GPU 00000000:3B:00.0
+    Product Name                          : NVIDIA H100 80GB HBM3
+    FB Memory Usage
+        Total                             : 81559 MiB
+        Used                              : 76017 MiB
+    Utilization
+        Gpu                               : 100 %
+        Memory                            : 0 %
+    GPU Power Readings
+        Power Draw                        : 112.35 W
+        Current Power Limit               : 700.00 W
+"""
+DMON = """# gpu   pwr  gtemp  mtemp     sm    mem    enc    dec   mclk   pclk
+# Idx     W      C      C      %      %      %      %    MHz    MHz
+    0    70     45      -    100      0      0      0   1593   1410
+    1    71     44      -    100      0      0      0   1593   1410
+"""
+
+
+def test_nvidia_smi_query_and_dmon_give_gpu_figures() -> None:
+    q = diagnose_text(SMI_Q)
+    assert "1 GPUs (nvidia-smi -q)" in [p.used_as for p in q.parts if p.used]
+    assert "gpu-spin" in {o.id for o in q.diagnosis.observations}  # 100 % at 16 % of its power limit
+    d = diagnose_text(DMON)
+    assert "gpu-busy-low-watts" in {o.id for o in d.diagnosis.observations}

@@ -137,15 +137,3 @@ def test_replay_opens_the_app_on_the_recording(demo_record: Path, monkeypatch) -
     shown, options = opened[0]
     assert shown == read_record(demo_record).moments  # every moment, to step through
     assert options["theme"] == "light" and options["live"] is False and options["interval"] == 2.0
-
-
-def test_replay_without_the_app_says_so_in_one_line(demo_record: Path, monkeypatch, capsys) -> None:
-    import argparse
-
-    from triage_tui.commands import app as app_face
-    from triage_tui.commands import replay as replay_face
-
-    monkeypatch.delattr(app_face, "run_app", raising=False)
-    assert replay_face.run(argparse.Namespace(file=str(demo_record), theme="dark")) == 1
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"triage report --from {demo_record}" in err

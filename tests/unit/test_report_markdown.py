@@ -88,12 +88,12 @@ def test_report_has_every_section_and_the_key_figures() -> None:
         assert heading in text
     assert "root PID 100: command line asks for --port 30123" in text
     assert "└─ scheduler_TP7" in text and "| 100 | 1 | python3 | S |" in text
-    assert "28.0 s" in text  # the launcher's CPU time
-    assert "Silent for: 312 s" in text
+    assert "| 28 s |" in text  # the launcher's CPU time
+    assert "Silent for: 5 min 12 s" in text
     assert "\nUserWarning: old" in text and "[warning]" not in text  # logs verbatim
     assert "127.0.0.1 port 30123: **refused**" in text
-    assert "No GPU figures: unavailable: no NVIDIA driver (install the driver or run on a GPU node)" in text
-    assert "unavailable: not read yet (wait one refresh)" in text  # the launcher's PSS
+    assert "No GPU figures: unavailable: no NVIDIA driver (hint: install the driver or run on a GPU node)" in text
+    assert "unavailable: not read yet (hint: wait one refresh)" in text  # the launcher's PSS
     assert "12:01:07 deadlock possible → likely" in text
     assert "odd one out (departs at `init_drafter`)" in text
     # hypotheses in the engine's order, numbered as the app numbers them (the ruled-out one in the short list)
@@ -131,5 +131,5 @@ def test_no_illusion_sentence_when_pages_are_not_shared() -> None:
 def test_empty_and_sizes() -> None:
     assert "No snapshot" in render_report_markdown([])
     assert size(1536 * MIB) == "1.5 GiB" and size(330 * MIB) == "330 MiB" and size(512) == "512 B"
-    assert size(Unavailable("permission denied", "run as root")) == "unavailable: permission denied (run as root)"
-    assert duration(725) == "12 m 05 s"
+    assert size(Unavailable("permission denied", "run as root")) == "unavailable: permission denied (hint: run as root)"
+    assert duration(725) == "12 min 5 s" and duration(28.0) == "28 s" and duration(0.4) == "400 ms"

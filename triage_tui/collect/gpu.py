@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 from ..model import Unavailable
 from ..model.snapshot import GpuDevice, GpuHolding, GpuProcess, GpuReport, ProcessInfo
+from ..model.text_format import clock as time_of_day  # self.clock is the injectable time source
 from .gpu_pids import GpuPidMapper
 from .nvml_calls import (
     ARGUMENT_VERSION_MISMATCH,
@@ -192,20 +193,20 @@ class GpuCollector:
             devices.append(device)
         stuck = self.calls.stuck()
         if stuck is not None:
-            error = Unavailable(f"stale: NVML call {stuck[0]} blocked since {time.strftime('%H:%M:%S', time.localtime(stuck[1]))}",
+            error = Unavailable(f"stale: NVML call {stuck[0]} blocked since {time_of_day(stuck[1])}",
                                 BLOCKED_HINT)
         return GpuReport(source="nvml", driver_version=driver, cuda_driver_version=cuda,
                          devices=tuple(devices), error=error)
 
     def _stale_device(self, index: int, call: str, since: float) -> GpuDevice:
-        at = time.strftime("%H:%M:%S", time.localtime(since))
+        at = time_of_day(since)
         why = Unavailable(f"stale: not read since NVML call {call} blocked at {at}",
                           BLOCKED_HINT)
         last = self._last.get(index)
         return dataclasses.replace(last, error=why) if last is not None else GpuDevice(index=index, error=why)
 
     def _stale_report(self, call: str, since: float) -> GpuReport:
-        at = time.strftime("%H:%M:%S", time.localtime(since))
+        at = time_of_day(since)
         devices = tuple(self._stale_device(i, call, since) for i in range(self._count))
         return GpuReport(
             source="nvml", driver_version=self._versions[0], cuda_driver_version=self._versions[1], devices=devices,
@@ -357,11 +358,11 @@ def join_gpus_to_processes(processes: tuple[ProcessInfo, ...], report: GpuReport
         return processes
     out = []
     for p in processes:
-        per_gpu = held.get(p.pid)
-        if per_gpu is None:
+        of_p = held.get(p.pid)
+        if of_p is None:
             out.append(p)
             continue
-        holdings = tuple(GpuHolding(gpu_index=i, used_bytes=per_gpu[i]) for i in sorted(per_gpu))
+        holdings = tuple(GpuHolding(gpu_index=i, used_bytes=of_p[i]) for i in sorted(of_p))
         out.append(dataclasses.replace(p, gpus=holdings))
     return tuple(out)
 

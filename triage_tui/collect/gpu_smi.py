@@ -18,6 +18,7 @@ from typing import Optional
 
 from ..model import Unavailable
 from ..model.snapshot import GpuReport
+from ..model.text_format import clock
 from ..parse.nvidia_smi import COMPUTE_APPS_ARGS, QUERY_GPU_ARGS, gpu_report_from_csv
 from .gpu_pids import GpuPidMapper
 
@@ -43,7 +44,7 @@ class NvidiaSmiCollector:
         if self._stuck is not None:
             proc, since = self._stuck
             if proc.poll() is None:
-                at = time.strftime("%H:%M:%S", time.localtime(since))
+                at = clock(since)
                 raise _SmiFailed(Unavailable(f"nvidia-smi started at {at} (PID {proc.pid}) has still not exited", SMI_HINT))
             self._stuck = None
         path = shutil.which(self.binary)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..model.snapshot import CgroupMemory, ProcessInfo, SystemMemory, TargetMemory
-from ..model.unavailable import Unavailable, is_known, unavailable_from_error
+from ..model.unavailable import Maybe, Unavailable, is_known, unavailable_from_error
 from ..parse.procfs import parse_kb_table
 from .proc_table import read_text
 
@@ -30,13 +30,13 @@ V1_NO_LIMIT = 2**62  # v1 reports "no limit" as PAGE_COUNTER_MAX pages (~2^63 by
 
 def system_memory_from_meminfo(table: dict[str, int]) -> SystemMemory:
     """SystemMemory from parsed /proc/meminfo (pure: also used on a remote node's text)."""
-    def get(key: str) -> object:
+    def get(key: str) -> Maybe[int]:
         return table[key] if key in table else Unavailable(f"no {key} in /proc/meminfo")
 
     total, free = table.get("MemTotal"), table.get("MemFree")
     buffers, cached, reclaimable = table.get("Buffers", 0), table.get("Cached", 0), table.get("SReclaimable", 0)
     buff_cache = buffers + cached + reclaimable
-    used: object = Unavailable("MemTotal/MemFree missing from /proc/meminfo")
+    used: Maybe[int] = Unavailable("MemTotal/MemFree missing from /proc/meminfo")
     available = table.get("MemAvailable")
     if total is not None and available is not None:
         used = total - available  # procps-ng >= 4.0 `free`: used = total - available
@@ -46,13 +46,13 @@ def system_memory_from_meminfo(table: dict[str, int]) -> SystemMemory:
             used = total - free
     swap_total, swap_free = table.get("SwapTotal"), table.get("SwapFree")
     return SystemMemory(
-        total_bytes=get("MemTotal"),  # type: ignore[arg-type]
-        used_bytes=used,  # type: ignore[arg-type]
-        free_bytes=get("MemFree"),  # type: ignore[arg-type]
-        available_bytes=get("MemAvailable"),  # type: ignore[arg-type]
+        total_bytes=get("MemTotal"),
+        used_bytes=used,
+        free_bytes=get("MemFree"),
+        available_bytes=get("MemAvailable"),
         buff_cache_bytes=buff_cache,
-        shared_bytes=get("Shmem"),  # type: ignore[arg-type]
-        swap_total_bytes=get("SwapTotal"),  # type: ignore[arg-type]
+        shared_bytes=get("Shmem"),
+        swap_total_bytes=get("SwapTotal"),
         swap_used_bytes=(swap_total - swap_free) if swap_total is not None and swap_free is not None
         else Unavailable("no SwapTotal/SwapFree in /proc/meminfo"),
     )
@@ -121,12 +121,12 @@ def collect_cgroup_memory(pid: int) -> CgroupMemory:
         if v1_path is not None and v1_mount is not None:
             directory = _join(v1_mount, v1_path)
             limit = _read_int(f"{directory}/memory.limit_in_bytes")
-            oom = Unavailable("no oom_kill in memory.oom_control", "kernel older than 4.13")
+            oom: Maybe[int] = Unavailable("no oom_kill in memory.oom_control", "kernel older than 4.13")
             try:
                 for line in read_text(f"{directory}/memory.oom_control").splitlines():
                     key, _, value = line.partition(" ")
                     if key == "oom_kill" and value.strip().isdecimal():
-                        oom = int(value)  # type: ignore[assignment]
+                        oom = int(value)
             except OSError:
                 pass
             return CgroupMemory(path=directory, version=1, current_bytes=_read_int(f"{directory}/memory.usage_in_bytes"),
@@ -270,8 +270,9 @@ class SmapsReader:
                     return
                 work, self._pending = self._pending, None
                 self._busy = True
+            assert work is not None  # the wait above ends on work or on close
             try:
-                self._batch(*work)  # type: ignore[misc]
+                self._batch(*work)
             finally:
                 with self._wake:
                     self._busy = False
@@ -318,19 +319,19 @@ def target_memory(processes: Sequence[ProcessInfo]) -> TargetMemory:
     """Sums over the tree. RSS sums count shared pages once per process; PSS sums do not."""
     live = [p for p in processes if not p.exited]
 
-    def total(attr: str, reason: str) -> object:
-        values = [getattr(p, attr) for p in live]
+    def total(attr: str, reason: str) -> Maybe[int]:
+        values: list[Maybe[int]] = [getattr(p, attr) for p in live]
         known = [v for v in values if is_known(v)]
         return sum(known) if known else Unavailable(reason)
 
     pss_known = [p.pss_bytes for p in live if is_known(p.pss_bytes)]
     return TargetMemory(
         processes=len(live),
-        rss_sum_bytes=total("rss_bytes", "no RSS readable"),  # type: ignore[arg-type]
-        pss_sum_bytes=sum(pss_known) if pss_known else Unavailable("no PSS read yet"),  # type: ignore[arg-type]
-        uss_sum_bytes=total("uss_bytes", "no USS read yet"),  # type: ignore[arg-type]
-        anon_sum_bytes=total("rss_anon_bytes", "no RssAnon readable"),  # type: ignore[arg-type]
-        file_sum_bytes=total("rss_file_bytes", "no RssFile readable"),  # type: ignore[arg-type]
-        shmem_sum_bytes=total("rss_shmem_bytes", "no RssShmem readable"),  # type: ignore[arg-type]
+        rss_sum_bytes=total("rss_bytes", "no RSS readable"),
+        pss_sum_bytes=sum(pss_known) if pss_known else Unavailable("no PSS read yet"),
+        uss_sum_bytes=total("uss_bytes", "no USS read yet"),
+        anon_sum_bytes=total("rss_anon_bytes", "no RssAnon readable"),
+        file_sum_bytes=total("rss_file_bytes", "no RssFile readable"),
+        shmem_sum_bytes=total("rss_shmem_bytes", "no RssShmem readable"),
         pss_covered=len(pss_known),
     )

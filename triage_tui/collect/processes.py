@@ -32,7 +32,7 @@ from dataclasses import dataclass, fields
 from typing import Optional
 
 from ..model.snapshot import ExitedProcess, ProcessInfo
-from ..model.unavailable import Unavailable, unavailable_from_error
+from ..model.unavailable import Maybe, Unavailable, unavailable_from_error
 from ..parse.procfs import ProcStat, StatusNumbers, parse_kb_table, parse_stat, parse_status_numbers
 from .proc_table import CLOCK_TICKS, ProcTable, boot_time, read_bytes, read_cmdline, read_text
 
@@ -190,11 +190,11 @@ class ProcessCollector:
                 continue
             if self._still_alive(pid, before.starttime):
                 continue  # left the tree (reparented away), not exited
-            code: object = Unavailable("not our child: exit status unknown")
+            code: Maybe[int] = Unavailable("not our child: exit status unknown")
             if before.exit_code is not None:
                 code = before.exit_code  # seen as a zombie: the kernel showed its wait status
             self._exited.append(ExitedProcess(pid=pid, name=before.name, cmdline=before.cmdline, last_seen=now,
-                                              exit_code=code))  # type: ignore[arg-type]
+                                              exit_code=code))
         del self._exited[:-MAX_EXITED]
         self._previous = samples
         if len(self._cmdlines) > 4 * len(samples) + 100:  # forget processes long gone
@@ -254,8 +254,8 @@ class ProcessCollector:
             if row is not None:
                 return row, before
         try:
-            if unchanged:
-                status = before.status  # type: ignore[union-attr]
+            if unchanged and before is not None:
+                status = before.status
             else:
                 status = parse_status_numbers(read_text(f"{base}/status"))
         except OSError as exc:
@@ -359,6 +359,8 @@ class ProcessCollector:
         if not alive:
             gone = Unavailable("exited during this read")
             return {"read_bytes": gone, "write_bytes": gone}, None, None
+        read_bytes: Optional[int]  # None: not in io
+        write_bytes: Optional[int]
         if carried is not None:
             read_bytes, write_bytes = carried
         else:

@@ -24,8 +24,8 @@ from ..model.snapshot import (
     SourceStatus,
     Target,
 )
-from ..model.waits import Wait, WaitSource
 from ..model.unavailable import Unavailable, is_known
+from ..model.waits import Wait, WaitSource
 from .kernel import KernelLogCollector
 from .memory import SmapsReader, collect_cgroup_memory, collect_system_memory, target_memory
 from .ports import PortCollector
@@ -101,7 +101,8 @@ class SnapshotCollector:
             tables.append(table)
             return self.processes.collect(tree_pids(target, table), table, self._smaps_fields())
 
-        processes = self._run("processes", statuses, (), read_processes)
+        no_processes: tuple[ProcessInfo, ...] = ()
+        processes = self._run("processes", statuses, no_processes, read_processes)
         self._seen_pids.update(p.pid for p in processes)
         processes, memory = self._memory(processes, options, statuses)
         port_pids = [p.pid for p in processes if not p.exited]
@@ -145,7 +146,7 @@ class SnapshotCollector:
         """Hand this tick's smaps work to the reader thread (the rows already carry the figures it had)."""
         def read() -> tuple[tuple[ProcessInfo, ...], MemoryReport]:
             live = {p.pid: (p.rss_bytes if is_known(p.rss_bytes) else 0) for p in processes if not p.exited}
-            self.smaps.submit(live, options.smaps_budget_ms, options.interval_s)  # type: ignore[arg-type]
+            self.smaps.submit(live, options.smaps_budget_ms, options.interval_s)
             out = processes
             root = next((p.pid for p in out if not p.exited), None)
             cgroup = collect_cgroup_memory(root) if root is not None else None

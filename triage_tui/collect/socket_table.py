@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 import struct
+from collections.abc import Callable
 from typing import NamedTuple
 
 NETLINK_SOCK_DIAG = 4
@@ -59,7 +60,7 @@ def address_text(raw: bytes, port: int, family: int) -> str:
     return f"[{v6}]:{port}"
 
 
-def _dump(request: bytes, parse: "object") -> list[SocketEnd]:
+def _dump(request: bytes, parse: Callable[[bytes, int, int], SocketEnd]) -> list[SocketEnd]:
     message = _HEADER.pack(_HEADER.size + len(request), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0) + request
     found: list[SocketEnd] = []
     with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC, NETLINK_SOCK_DIAG) as sock:
@@ -80,11 +81,11 @@ def _dump(request: bytes, parse: "object") -> list[SocketEnd]:
                 if length < _HEADER.size:
                     raise OSError("sock_diag: malformed reply")
                 end = offset + length
-                found.append(parse(data, offset + _HEADER.size, end))  # type: ignore[operator]
+                found.append(parse(data, offset + _HEADER.size, end))
                 offset += (length + 3) & ~3
 
 
-def _parse_inet(proto: str):  # type: ignore[no-untyped-def]
+def _parse_inet(proto: str) -> Callable[[bytes, int, int], SocketEnd]:
     def parse(data: bytes, body: int, end: int) -> SocketEnd:
         # struct inet_diag_msg: family, state, timer, retrans, sockid (48 bytes), expires, rqueue, wqueue, uid, inode
         family, state = data[body], data[body + 1]

@@ -18,7 +18,8 @@ from __future__ import annotations
 import os
 import stat as stat_module
 import time
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import NamedTuple, Optional
 
 from ..model.unavailable import Unavailable
 from ..model.waits import Wait, WaitSource
@@ -56,7 +57,7 @@ class _Resolved(NamedTuple):
 
     kind: str
     object: str
-    peers: Tuple[int, ...] = ()
+    peers: tuple[int, ...] = ()
     detail: str = ""
     address: str = ""
     socket_state: str = ""
@@ -74,14 +75,14 @@ class _Refresh:
         self.table = table
         self.proc = proc
         self.sockets = SocketTable()
-        self._links: Dict[int, Dict[int, str]] = {}
-        self._owners: Optional[Dict[str, List[_Holder]]] = None
+        self._links: dict[int, dict[int, str]] = {}
+        self._owners: Optional[dict[str, list[_Holder]]] = None
         self._outside_scanned = False
-        self._maps: Dict[int, List[Tuple[int, int, str, int, str, int, str]]] = {}
-        self._mounts: Dict[int, List[Tuple[str, str]]] = {}
+        self._maps: dict[int, list[tuple[int, int, str, int, str, int, str]]] = {}
+        self._mounts: dict[int, list[tuple[str, str]]] = {}
 
     # -- fd tables
-    def links(self, pid: int) -> Dict[int, str]:
+    def links(self, pid: int) -> dict[int, str]:
         """fd → link target ("pipe:[12]", "socket:[34]", "/path") of `pid` (`ls -l /proc/PID/fd`)."""
         got = self._links.get(pid)
         if got is None:
@@ -99,7 +100,7 @@ class _Refresh:
             self._links[pid] = got
         return got
 
-    def owners(self, link: str) -> List[_Holder]:
+    def owners(self, link: str) -> list[_Holder]:
         """Every process holding `link` open: the tree first; the rest of the machine only when the
         tree holds no other end (a peer outside the target: a store, a sibling job, an upstream)."""
         if self._owners is None:
@@ -167,7 +168,7 @@ class _Refresh:
         except (OSError, IndexError):
             return ""
 
-    def children(self, pid: int) -> List[int]:
+    def children(self, pid: int) -> list[int]:
         if self.table is not None:
             return list(self.table.children.get(pid, ()))
         out = []
@@ -182,7 +183,7 @@ class _Refresh:
         return sorted(out)
 
     # -- maps and mounts
-    def maps(self, pid: int) -> List[Tuple[int, int, str, int, str, int, str]]:
+    def maps(self, pid: int) -> list[tuple[int, int, str, int, str, int, str]]:
         """(start, end, perms, offset, dev, inode, path) of every mapping of `pid`."""
         got = self._maps.get(pid)
         if got is None:
@@ -227,7 +228,7 @@ class _Refresh:
         return kind
 
 
-def _threads(refresh: _Refresh, pid: int) -> List[Tuple[int, str]]:
+def _threads(refresh: _Refresh, pid: int) -> list[tuple[int, str]]:
     """(tid, state) of every thread of `pid`; the main thread first. A single-threaded process's
     state comes from this tick's table (no extra read)."""
     stat = refresh.table.stats.get(pid) if refresh.table is not None else None
@@ -266,7 +267,7 @@ def _read_mem(refresh: _Refresh, pid: int, address: int, size: int) -> Optional[
         os.close(fd)
 
 
-def _poll_fds(refresh: _Refresh, pid: int, call: Syscall) -> Optional[List[int]]:
+def _poll_fds(refresh: _Refresh, pid: int, call: Syscall) -> Optional[list[int]]:
     """The fds of a poll/ppoll (struct pollfd {int fd; short events, revents;}) or a select's read and
     write sets (fd_set bitmaps); [] for a pure timeout; None when the memory cannot be read."""
     import struct
@@ -284,7 +285,7 @@ def _poll_fds(refresh: _Refresh, pid: int, call: Syscall) -> Optional[List[int]]
     if nfds <= 0 or (call.args[1] == 0 and call.args[2] == 0):
         return []
     size = (nfds + 63) // 64 * 8
-    out: List[int] = []
+    out: list[int] = []
     for pointer in (call.args[1], call.args[2]):
         if pointer == 0:
             continue
@@ -296,7 +297,7 @@ def _poll_fds(refresh: _Refresh, pid: int, call: Syscall) -> Optional[List[int]]
     return sorted(set(out))
 
 
-def _epoll_fds(refresh: _Refresh, pid: int, epfd: int) -> Optional[List[int]]:
+def _epoll_fds(refresh: _Refresh, pid: int, epfd: int) -> Optional[list[int]]:
     """The fds an epoll instance watches: the `tfd:` lines of /proc/PID/fdinfo/EPFD."""
     text = refresh.fdinfo(pid, epfd)
     if not text:
@@ -312,7 +313,7 @@ def _epoll_fds(refresh: _Refresh, pid: int, epfd: int) -> Optional[List[int]]:
 
 
 def _holders_text(refresh: _Refresh, holders: Sequence[_Holder], end: str) -> str:
-    by_pid: Dict[int, List[int]] = {}
+    by_pid: dict[int, list[int]] = {}
     for h in holders:
         by_pid.setdefault(h.pid, []).append(h.fd)
     parts = [f"{refresh.who(pid)} fd {', '.join(str(f) for f in fds)}" for pid, fds in by_pid.items()]
@@ -477,7 +478,7 @@ def resolve_fd(refresh: _Refresh, pid: int, fd: int, syscall: str) -> Optional[_
 
 def _merge(refresh: _Refresh, pid: int, fds: Sequence[int], syscall: str, kind: str) -> Optional[_Resolved]:
     """A wait on several fds (poll, select, epoll): the peers of all, the TCP facts of the first."""
-    parts: List[Tuple[int, _Resolved]] = []
+    parts: list[tuple[int, _Resolved]] = []
     for fd in fds:
         got = resolve_fd(refresh, pid, fd, "read")
         if got is not None:
@@ -517,7 +518,7 @@ def _child(refresh: _Refresh, pid: int, call: Syscall) -> _Resolved:
     return _Resolved("child", label, tuple(wanted), detail)
 
 
-def _futex(refresh: _Refresh, pid: int, call: Syscall) -> Tuple[_Resolved, str]:
+def _futex(refresh: _Refresh, pid: int, call: Syscall) -> tuple[_Resolved, str]:
     """The mapping the futex word lies in: private (an in-process lock) or a shared file (a
     cross-process primitive, joined with every process of the tree that maps the same file)."""
     address, op = call.args[0], call.args[1]
@@ -544,7 +545,7 @@ def _futex(refresh: _Refresh, pid: int, call: Syscall) -> Tuple[_Resolved, str]:
     return private, ""
 
 
-def _resolve(refresh: _Refresh, pid: int, call: Syscall) -> Tuple[_Resolved, Optional[int], str]:
+def _resolve(refresh: _Refresh, pid: int, call: Syscall) -> tuple[_Resolved, Optional[int], str]:
     """The wait of one thread in `call`: (resolved, fd waited on, shared futex key)."""
     name = call.name
     if name in READS or name in WRITES or name in ("accept", "accept4", "connect", "flock"):
@@ -593,7 +594,7 @@ def _resolve(refresh: _Refresh, pid: int, call: Syscall) -> Tuple[_Resolved, Opt
     return _Resolved("unknown", name, (), f"in {name}"), None, ""
 
 
-def _kernel_stack(refresh: _Refresh, pid: int, tid: int) -> Tuple[str, ...]:
+def _kernel_stack(refresh: _Refresh, pid: int, tid: int) -> tuple[str, ...]:
     try:
         text = read_text(f"{refresh.proc}/{pid}/task/{tid}/stack")
     except OSError:
@@ -607,14 +608,14 @@ def _kernel_stack(refresh: _Refresh, pid: int, tid: int) -> Tuple[str, ...]:
 
 
 def collect_waits(pids: Sequence[int], table: Optional[ProcTable] = None, proc: str = "/proc",
-                  machine: Optional[str] = None) -> Tuple[Tuple[Wait, ...], WaitSource]:
+                  machine: Optional[str] = None) -> tuple[tuple[Wait, ...], WaitSource]:
     """The waits of every blocked thread of `pids` (their running main threads as `running`)."""
     started = time.perf_counter()
     refresh = _Refresh(pids, table, proc)
-    waits: List[Wait] = []
+    waits: list[Wait] = []
     blocked = 0
     for pid in pids:
-        in_process_locks: List[int] = []
+        in_process_locks: list[int] = []
         for tid, state in _threads(refresh, pid):
             if state == "R":
                 if tid == pid:
@@ -663,9 +664,9 @@ def collect_waits(pids: Sequence[int], table: Optional[ProcTable] = None, proc: 
     return tuple(waits), WaitSource(blocked_threads=blocked, duration_ms=ms, error=error)
 
 
-def _note_shared_waiters(waits: List[Wait]) -> None:
+def _note_shared_waiters(waits: list[Wait]) -> None:
     """A shared futex's detail says which sharers wait on the same word (they cannot be the ones to post it)."""
-    on_key: Dict[str, set] = {}
+    on_key: dict[str, set] = {}
     for w in waits:
         if w.shared_key:
             on_key.setdefault(w.shared_key, set()).add(w.pid)

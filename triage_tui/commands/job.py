@@ -50,10 +50,18 @@ def _local_factory() -> Host:
     return local_host()
 
 
+def _srun_factory(job_id: str, node: str) -> Callable[[], Host]:
+    def make() -> Host:
+        from ..host.srun import SrunHost
+
+        return SrunHost(job_id, node)
+    return make
+
+
 def _slurm_specs(job_id: str) -> Callable[[Host], list[str]]:
     """The job's PIDs on the node the host reaches (asked of that node's slurmd)."""
     def specs(host: Host) -> list[str]:
-        runner = getattr(host, "run_command", None)
+        runner = getattr(host, "run_argv", None)  # over the node's SSH connection or srun; else locally
         pids = job_pids(job_id, runner) if runner is not None else job_pids(job_id)
         return [str(p) for p in pids]
     return specs
@@ -118,7 +126,10 @@ def build_watches(args: argparse.Namespace, options: CollectOptions, port: Optio
         watches = []
         for node in job.nodes:
             specs: Sequence[str] | Callable[[Host], Sequence[str]] = targets or _slurm_specs(job.job_id)
-            if is_this_machine(node, here):
+            if getattr(args, "srun", False):  # no SSH to compute nodes: the agent through the scheduler
+                watches.append(NodeWatch(node, _srun_factory(job.job_id, node), specs, port, options,
+                                         mode="srun agent", make_recorder=make_recorder))
+            elif is_this_machine(node, here):
                 watches.append(NodeWatch(node, _local_factory, specs, port, options, mode="local",
                                          make_recorder=make_recorder))
             else:

@@ -31,11 +31,7 @@ def run(args: argparse.Namespace) -> int:
             f" ({'; '.join(recording.skipped)})" if recording.skipped else ""))
     for line in recording.skipped:
         print(f"triage: replay: {line}", file=sys.stderr)
-    try:
-        from .app import run_app  # the app face (ui/), imported only here: it pulls in textual
-    except ImportError:
-        return fail("the interactive app is not available in this build; "
-                    f"try `triage report --from {args.file}`")
+    from .app import run_app  # the app face (ui/), imported only here: it pulls in textual
     # The whole recording is in the timeline from the start and nothing ticks (live=False): the app
     # opens on the last moment recorded, and [ ] { } End step through the moments before it.
     incident = ReplayView(recording, preload=len(recording.moments))

@@ -7,7 +7,6 @@ rules over evidence built from pasted text (one look, no history).
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
@@ -16,16 +15,12 @@ from typing import Optional
 from ..model.diagnosis import Diagnosis, Hypothesis, Observation
 from ..model.snapshot import Snapshot
 from ..model.stacks import StackCapture
+from ..model.text_format import clock
 from .hypotheses import evaluate
 from .idle_runs import IdleRuns
 from .observations import Thresholds, idle_seconds, observe_snapshots
 from .stack_observations import stack_observations
 from .wait_graph import wait_observations
-
-
-def clock(at: float) -> str:
-    """The time of day a changelog line starts with (local time, like the rest of the screen)."""
-    return time.strftime("%H:%M:%S", time.localtime(at))
 
 
 class DiagnosisEngine:

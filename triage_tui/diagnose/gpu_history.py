@@ -1,4 +1,5 @@
-"""A short per-GPU history: sparklines for the GPU pane and two facts for the diagnosis engine.
+"""A short per-GPU history: the spin-wait fact the engine's gpu-spin observation is made of
+(resource_observations.gpu_observations), the flat-at-zero run, and series for sparklines.
 
 - `flat_zero_util_for_s`: utilisation flat at 0 % while the GPU holds memory (a model is
   loaded and nothing runs: the reference incident), for how long;
@@ -13,12 +14,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, TypeVar
 
 from ..model.snapshot import GpuReport
-from ..model.unavailable import is_known
+from ..model.unavailable import Maybe, is_known
+from .thresholds import Thresholds
 
-GIB = 1024**3
+N = TypeVar("N", int, float)
 
 
 @dataclass(frozen=True)
@@ -41,19 +43,18 @@ class SpinWait:
     power_limit_w: float
 
 
-def _known(value: object) -> Optional[float]:
-    return value if is_known(value) else None  # type: ignore[return-value]
+def _known(value: Optional[Maybe[N]]) -> Optional[N]:
+    return value if is_known(value) else None
 
 
 class GpuHistory:
     """Ring of samples per GPU index. A device's figures enter once per read (by read_at)."""
 
-    def __init__(self, max_samples: int = 300, loaded_bytes: int = GIB, busy_percent: int = 95,
-                 idle_power_fraction: float = 0.35) -> None:
+    def __init__(self, max_samples: int = 300, thresholds: Thresholds = Thresholds()) -> None:
         self.max_samples = max_samples
-        self.loaded_bytes = loaded_bytes  # "memory loaded": at least this much in use
-        self.busy_percent = busy_percent  # "near 100 %"
-        self.idle_power_fraction = idle_power_fraction  # "near-idle power": below this share of the limit
+        self.loaded_bytes = thresholds.gpu_loaded_bytes  # "memory loaded": at least this much in use
+        self.busy_percent = thresholds.gpu_spin_util  # "near 100 %"
+        self.idle_power_fraction = thresholds.gpu_low_power_ratio  # "near-idle power": below this share of the limit
         self._rings: dict[int, deque[GpuSample]] = {}
 
     def record(self, report: GpuReport, at: float) -> None:
@@ -67,8 +68,8 @@ class GpuHistory:
                 continue
             ring.append(GpuSample(
                 at=read_at,
-                util_percent=_known(device.utilization_gpu_percent),  # type: ignore[arg-type]
-                memory_used_bytes=_known(device.memory_used_bytes),  # type: ignore[arg-type]
+                util_percent=_known(device.utilization_gpu_percent),
+                memory_used_bytes=_known(device.memory_used_bytes),
                 power_w=_known(device.power_draw_w),
                 power_limit_w=_known(device.power_limit_w),
             ))

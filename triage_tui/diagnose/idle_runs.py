@@ -65,7 +65,7 @@ class IdleRuns:
             if runs and runs[-1].cpu == p.cpu_time_s and runs[-1].read == read:
                 runs[-1].last_at = at
             else:
-                runs.append(_Run(at, at, p.cpu_time_s, read))  # type: ignore[arg-type]
+                runs.append(_Run(at, at, p.cpu_time_s, read))
         for pid in [pid for pid in self._runs if pid not in present]:
             del self._runs[pid]  # absent from a snapshot: the walk back stops there
         self.last_at = at
@@ -77,8 +77,8 @@ class IdleRuns:
         since: Optional[float] = None
         for run in reversed(self._runs.get(latest.pid, ())):
             span = latest_at - run.last_at
-            grew = latest.cpu_time_s - run.cpu  # type: ignore[operator]
-            read = latest.read_bytes - run.read if is_known(latest.read_bytes) and run.read is not None else 0  # type: ignore[operator]
+            grew = latest.cpu_time_s - run.cpu
+            read = latest.read_bytes - run.read if is_known(latest.read_bytes) and run.read is not None else 0
             if grew > max(0.05, th.idle_cpu_rate * span) or read > 0:
                 break
             since = run.first_at

@@ -19,6 +19,7 @@ from ..model.job import JobDiagnosis, JobHypothesis, JobStackGroup, NodeEvidence
 from ..model.diagnosis import Hypothesis
 from ..model.snapshot import Snapshot
 from ..model.stacks import ProcessStacks
+from ..model.text_format import clock
 from .hypotheses import status_for
 from .rules import CATALOGUE
 from .stack_groups import group_stacks
@@ -157,7 +158,7 @@ def cross_node_groups(evidence: Sequence[NodeEvidence]) -> tuple[tuple[JobStackG
 
 
 def _clock(at: Optional[float]) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(at)) if at else "never"
+    return clock(at) if at else "never"
 
 
 def diagnose_job(evidence: Sequence[NodeEvidence], taken_at: float = 0.0) -> JobDiagnosis:

@@ -44,9 +44,9 @@ def idle_seconds(history: Sequence[Snapshot], pid: int, th: Thresholds) -> Optio
         if p is None or not is_known(p.cpu_time_s):
             break
         span = history[-1].taken_at - snap.taken_at
-        grew = latest.cpu_time_s - p.cpu_time_s  # type: ignore[operator]
+        grew = latest.cpu_time_s - p.cpu_time_s
         read = (latest.read_bytes - p.read_bytes) if is_known(latest.read_bytes) and is_known(p.read_bytes) else 0
-        if grew > max(0.05, th.idle_cpu_rate * span) or read > 0:  # type: ignore[operator]
+        if grew > max(0.05, th.idle_cpu_rate * span) or read > 0:
             break
         since = snap.taken_at
     return None if since is None else history[-1].taken_at - since
@@ -62,8 +62,8 @@ def cpu_rate(history: Sequence[Snapshot], pid: int) -> Optional[float]:
         if p is not None and is_known(p.cpu_time_s) and is_known(latest.cpu_time_s):
             span = history[-1].taken_at - snap.taken_at
             if span > 0:
-                return (latest.cpu_time_s - p.cpu_time_s) / span  # type: ignore[operator]
-    return latest.cpu_percent / 100.0 if is_known(latest.cpu_percent) else None  # type: ignore[operator]
+                return (latest.cpu_time_s - p.cpu_time_s) / span
+    return latest.cpu_percent / 100.0 if is_known(latest.cpu_percent) else None
 
 
 def expected_workers(processes: Sequence[ProcessInfo]) -> Optional[tuple[int, str, int]]:
@@ -102,7 +102,7 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
             continue
         rate = cpu_rate(history, p.pid)
         if one_look:
-            if is_known(p.cpu_percent) and p.cpu_percent < 1.0 and p.state != "R":  # type: ignore[operator]
+            if is_known(p.cpu_percent) and p.cpu_percent < 1.0 and p.state != "R":
                 idle[p.pid] = 0.0
         else:
             secs = idle_of.get(p.pid) if idle_of is not None else idle_seconds(history, p.pid, th)
@@ -127,10 +127,10 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
                         "processes", at, [p.pid for p in alive], processes=len(alive), idle_s=round(idle_for, 1),
                         ctx_growth=ctx))
     for pid, rate in busy.items():
-        p = now.process(pid)
-        assert p is not None
+        busy_p = now.process(pid)
+        assert busy_p is not None
         others_idle = [q for q in alive if q.pid != pid and q.pid in idle]
-        out.append(_obs("busy-process", f"PID {pid} ({_name(p)}) busy at {rate * 100:.0f} % CPU, state {p.state}",
+        out.append(_obs("busy-process", f"PID {pid} ({_name(busy_p)}) busy at {rate * 100:.0f} % CPU, state {busy_p.state}",
                         "processes", at, [pid], cpu_percent=round(rate * 100, 1), sustained=int(not one_look)))
         if len(alive) >= 3 and len(others_idle) == len(alive) - 1:
             out.append(_obs("one-busy-others-idle",
@@ -155,7 +155,7 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
             else:
                 out.append(_obs("d-state", f"PID {p.pid} ({_name(p)}) in D (uninterruptible I/O wait), "
                                 f"wchan {p.wchan if is_known(p.wchan) else '?'}", "processes", at, [p.pid]))
-        elif p.state == "R" and is_known(p.cpu_percent) and p.cpu_percent < 20 and not one_look:  # type: ignore[operator]
+        elif p.state == "R" and is_known(p.cpu_percent) and p.cpu_percent < 20 and not one_look:
             inv = p.ctx_involuntary_delta if is_known(p.ctx_involuntary_delta) else 0
             if inv:
                 out.append(_obs("runnable-starved", f"PID {p.pid} runnable (R) but only {p.cpu_percent:.0f} % CPU, "
@@ -164,7 +164,7 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
         out.append(_obs("none-stopped", f"no process stopped (state T) among {len(procs)}", "processes", at,
                         processes=len(procs)))
     for p in procs:
-        if _name(p) in COMPILERS and is_known(p.cpu_percent) and p.cpu_percent >= th.compiler_cpu_percent:  # type: ignore[operator]
+        if _name(p) in COMPILERS and is_known(p.cpu_percent) and p.cpu_percent >= th.compiler_cpu_percent:
             out.append(_obs("compiler-running", f"compiler child PID {p.pid} ({_name(p)}) at {p.cpu_percent:.0f} % CPU",
                             "processes", at, [p.pid], name=_name(p)))
     reads = sum(_io_growth(history, p.pid) for p in procs)
@@ -179,7 +179,7 @@ def _ctx_growth(history: Sequence[Snapshot], pid: int) -> Optional[int]:
     """Voluntary context switches of `pid` over the history; None when they were not read."""
     first, last = history[0].process(pid), history[-1].process(pid)
     if first and last and is_known(first.ctx_voluntary) and is_known(last.ctx_voluntary):
-        return max(0, last.ctx_voluntary - first.ctx_voluntary)  # type: ignore[operator]
+        return max(0, last.ctx_voluntary - first.ctx_voluntary)
     return None
 
 
@@ -190,8 +190,8 @@ def _io_growth(history: Sequence[Snapshot], pid: int) -> int:
     if len(history) > 1:
         prev = history[-2].process(pid)
         if prev and is_known(prev.read_bytes) and is_known(last.read_bytes):
-            return max(0, last.read_bytes - prev.read_bytes)  # type: ignore[operator]
-    return last.read_bytes_delta if is_known(last.read_bytes_delta) and last.read_bytes_delta > 0 else 0  # type: ignore[operator,return-value]
+            return max(0, last.read_bytes - prev.read_bytes)
+    return last.read_bytes_delta if is_known(last.read_bytes_delta) and last.read_bytes_delta > 0 else 0
 
 
 def _worker_shape(history: Sequence[Snapshot], procs: Sequence[ProcessInfo], at: float) -> list[Observation]:
@@ -247,24 +247,24 @@ def log_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Observ
         last = tail.partial.strip() or (tail.lines[-1].text if tail.lines else "")
         kind = classify_last_line(last, tail.lines[-1].level if tail.lines and not tail.partial.strip() else "info")
         silent = tail.seconds_since_last_byte
-        if is_known(silent) and kind == "progress-done" and silent >= min(th.silent_after_s, th.idle_after_s):  # type: ignore[operator]
+        if is_known(silent) and kind == "progress-done" and silent >= min(th.silent_after_s, th.idle_after_s):
             # a finished bar followed by silence says "the next phase never reported" sooner than plain silence
-            out.append(_obs("log-silent-after-load", f"log silent {fmt_s(silent)} since {quote(last, 60)}: "  # type: ignore[arg-type]
+            out.append(_obs("log-silent-after-load", f"log silent {fmt_s(silent)} since {quote(last, 60)}: "
                             "loading finished, the next phase never reported", "logs", now.taken_at))
-        if is_known(silent) and silent >= th.silent_after_s:  # type: ignore[operator]
+        if is_known(silent) and silent >= th.silent_after_s:
             after = {"progress-done": "a progress bar at 100 %", "traceback": "a traceback",
                      "timeout": "a timeout message", "progress": "an unfinished progress bar"}.get(kind, "")
-            text = f"log {tail.source} silent for {fmt_s(silent)}; last line {quote(last)}"  # type: ignore[arg-type]
+            text = f"log {tail.source} silent for {fmt_s(silent)}; last line {quote(last)}"
             out.append(_obs("log-silent", text + (f" ({after})" if after else ""), "logs", now.taken_at,
-                            silent_s=round(silent, 1), last_line=last[:200], last_kind=kind))  # type: ignore[arg-type]
+                            silent_s=round(silent, 1), last_line=last[:200], last_kind=kind))
         elif not is_known(silent) and kind == "progress-done":  # a paste: no timing, but where it ends says much
             out.append(_obs("log-ends-after-load", f"the log ends at {quote(last, 60)}: loading finished, nothing after",
                             "logs", now.taken_at))
         elif not is_known(silent) and _progress_in_lines(tail.lines):  # a paste: no timing, but the bar moved
             out.append(_obs("log-progress", f"progress advancing in {tail.source}: {quote(last)}", "logs", now.taken_at))
         elif is_known(silent):
-            out.append(_obs("log-active", f"log {tail.source} wrote {fmt_s(silent)} ago: {quote(last)}", "logs",  # type: ignore[arg-type]
-                            now.taken_at, silent_s=round(silent, 1)))  # type: ignore[arg-type]
+            out.append(_obs("log-active", f"log {tail.source} wrote {fmt_s(silent)} ago: {quote(last)}", "logs",
+                            now.taken_at, silent_s=round(silent, 1)))
             if kind == "progress" and _progress_moving(history, tail.path):
                 out.append(_obs("log-progress", f"progress advancing in {tail.source}: {quote(last)}", "logs", now.taken_at))
         out.extend(_line_signals(tail.lines, tail.source, now.taken_at))

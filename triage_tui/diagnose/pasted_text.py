@@ -36,7 +36,7 @@ from .vocabulary import register
 PASTE_OBSERVATIONS = (
     "prose-gpu-busy-low-power", "prose-gpu-busy", "prose-gpu-idle", "prose-cpu-idle", "prose-cpu-busy", "prose-stuck",
     "prose-rss", "oom-kill-elsewhere", "segfault-elsewhere", "stacks-one-in-collective", "stacks-one-waiting",
-    "stacks-one-lock", "log-several-ranks", "log-ranks-missing", "shm-nearly-full", "stacks-file-lock", "stacks-atexit-lock",
+    "stacks-one-lock", "vmstat-blocked", "socket-connecting", "gpu-busy-low-watts", "log-several-ranks", "log-ranks-missing", "shm-nearly-full", "stacks-file-lock", "stacks-atexit-lock",
 )
 
 _RANK = re.compile(r"\[(?:Rank|rank) ?(\d{1,5})\]")
@@ -223,6 +223,29 @@ def _frames_of_note(capture: Optional[StackCapture], at: float) -> list[Observat
     return out
 
 
+def _system(evidence: PasteEvidence, at: float) -> list[Observation]:
+    """vmstat's blocked count, sockets still connecting, and a GPU at full utilisation on little power when its
+    limit was not pasted (dmon): the live engine reads these from /proc, sock_diag and NVML instead."""
+    out: list[Observation] = []
+    vm = evidence.vmstat
+    if vm is not None and vm.blocked > 0:
+        wa = f", {vm.iowait_percent} % of CPU time in iowait" if vm.iowait_percent is not None else ""
+        out.append(_obs("vmstat-blocked", f"vmstat: {vm.blocked} process(es) blocked in uninterruptible I/O (b){wa}",
+                        "pasted text", at, blocked=vm.blocked))
+    if evidence.connecting:
+        peers = ", ".join(sorted(set(evidence.connecting))[:3])
+        out.append(_obs("socket-connecting", f"{len(evidence.connecting)} socket(s) still connecting (SYN-SENT) to {peers}: "
+                        "nothing answers there", "pasted text", at, peer=peers))
+    gpus = evidence.snapshot.gpus
+    spin = [d for d in gpus.devices if isinstance(d.utilization_gpu_percent, int) and d.utilization_gpu_percent >= 95
+            and isinstance(d.power_draw_w, float) and d.power_draw_w <= 120 and not isinstance(d.power_limit_w, float)]
+    if spin:
+        d = spin[0]
+        out.append(_obs("gpu-busy-low-watts", f"{len(spin)} GPU(s) at {d.utilization_gpu_percent} % utilisation drawing "
+                        f"{d.power_draw_w:.0f} W ({gpus.source}): a spin-wait, not compute", "gpus", at, gpus=len(spin)))
+    return out
+
+
 def diagnose_text(text: str, now: float = 0.0) -> PastedDiagnosis:
     evidence = evidence_from_paste(text, now)
     capture = capture_from(evidence.stacks, now)
@@ -230,5 +253,5 @@ def diagnose_text(text: str, now: float = 0.0) -> PastedDiagnosis:
     observations = _scoped(observations, evidence.snapshot, capture)
     present = {o.id for o in observations}
     observations += (_lexicon(evidence, present, now) + _prose(evidence.prose, now) + _one_look_stacks(capture, now)
-                     + _ranks_and_shm(text, now) + _frames_of_note(capture, now))
+                     + _ranks_and_shm(text, now) + _frames_of_note(capture, now) + _system(evidence, now))
     return PastedDiagnosis(evidence.parts, Diagnosis(tuple(observations), evaluate(observations), ()), capture)

@@ -7,9 +7,12 @@ from collections.abc import Sequence
 from ..model.diagnosis import Observation
 from ..model.snapshot import Snapshot
 from ..model.unavailable import is_known
-from .figures import fmt_bytes, quote
+from .figures import fmt_bytes, fmt_s, quote
+from .gpu_history import GpuHistory
 from .thresholds import Thresholds
 from .vocabulary import register
+
+GPU_LOOKS = 10  # the GPU facts look this many snapshots back
 
 
 def _obs(oid: str, text: str, source: str, at: float, pids: Sequence[int] = (), **figures: object) -> Observation:
@@ -37,35 +40,42 @@ def gpu_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Observ
     now = history[-1]
     out: list[Observation] = []
     devices = [d for d in now.gpus.devices if d.error is None and not d.lost]
-    loaded = [d for d in devices if is_known(d.memory_used_bytes) and d.memory_used_bytes >= th.gpu_loaded_bytes]  # type: ignore[operator]
+    loaded = [d for d in devices if is_known(d.memory_used_bytes) and d.memory_used_bytes >= th.gpu_loaded_bytes]
     if loaded:
         flat = [d for d in loaded if _util_always(history, d.index, lambda u: u == 0)]
         if len(flat) == len(loaded):
-            used = ", ".join(sorted({fmt_bytes(d.memory_used_bytes) for d in loaded}))  # type: ignore[arg-type]
+            used = ", ".join(sorted({fmt_bytes(d.memory_used_bytes) for d in loaded}))
             out.append(_obs("gpu-loaded-idle", f"{len(loaded)} GPUs hold {used} each at 0 % utilisation "
                             f"over {len(history)} look(s): the GPUs wait for the host", "gpus", now.taken_at,
                             gpus=len(loaded)))
+    # A spin-wait is a run of samples, not one look (a kernel between two launches can read 100 % at low
+    # power once); pasted text is the one look there is. Stale repeats of a blocked NVML read add nothing.
+    gpu_history = GpuHistory(max_samples=GPU_LOOKS, thresholds=th)
+    for snapshot in history[-GPU_LOOKS:]:
+        gpu_history.record(snapshot.gpus, snapshot.taken_at)
     spin = []
     for d in devices:
-        if not (is_known(d.utilization_gpu_percent) and d.utilization_gpu_percent >= th.gpu_spin_util):  # type: ignore[operator]
+        run = gpu_history.spin_wait(d.index)
+        if run is not None:
+            if run.for_s > 0 or th.one_look:
+                spin.append(run)
             continue
-        if is_known(d.power_draw_w) and is_known(d.power_limit_w) and d.power_limit_w:
-            ratio = d.power_draw_w / d.power_limit_w  # type: ignore[operator]
-            if ratio < th.gpu_low_power_ratio:
-                spin.append((d, ratio))
-            else:
-                out.append(_obs("gpu-computing", f"GPU {d.index} at {d.utilization_gpu_percent} % with "
-                                f"{d.power_draw_w:.0f} W of {d.power_limit_w:.0f} W: real compute", "gpus", now.taken_at))
+        util, draw, limit = d.utilization_gpu_percent, d.power_draw_w, d.power_limit_w
+        if (isinstance(util, (int, float)) and util >= th.gpu_spin_util and isinstance(draw, (int, float))
+                and isinstance(limit, (int, float)) and limit):
+            out.append(_obs("gpu-computing", f"GPU {d.index} at {util} % with {draw:.0f} W of {limit:.0f} W: real compute",
+                            "gpus", now.taken_at))
     if spin:
-        d, ratio = spin[0]
-        out.append(_obs("gpu-spin", f"{len(spin)} GPU(s) pinned at {d.utilization_gpu_percent} % utilisation at "
-                        f"{d.power_draw_w:.0f} W of {d.power_limit_w:.0f} W ({ratio * 100:.0f} %): a spin-wait, "  # type: ignore[str-format]
-                        "not compute", "gpus", now.taken_at, gpus=len(spin)))
+        s = spin[0]
+        held = f" for {fmt_s(s.for_s)}" if s.for_s > 0 else ""
+        out.append(_obs("gpu-spin", f"{len(spin)} GPU(s) pinned at {s.util_percent:.0f} % utilisation at "
+                        f"{s.power_w:.0f} W of {s.power_limit_w:.0f} W ({s.power_w / s.power_limit_w * 100:.0f} %){held}: "
+                        "a spin-wait, not compute", "gpus", now.taken_at, gpus=len(spin)))
     return out
 
 
 def _util_always(history: Sequence[Snapshot], index: int, test) -> bool:
-    values = [d.utilization_gpu_percent for s in history[-10:] for d in s.gpus.devices if d.index == index]
+    values = [d.utilization_gpu_percent for s in history[-GPU_LOOKS:] for d in s.gpus.devices if d.index == index]
     known = [v for v in values if is_known(v)]
     return bool(known) and all(test(v) for v in known)
 
@@ -84,7 +94,7 @@ def memory_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Obs
             out.append(_obs("memory-low", f"only {fmt_bytes(avail)} available of {fmt_bytes(total)} RAM "
                             f"({avail / total * 100:.1f} %)", "memory", at, available=avail, total=total))
         else:
-            used = f", used {fmt_bytes(sysm.used_bytes)}" if is_known(sysm.used_bytes) else ""  # type: ignore[arg-type]
+            used = f", used {fmt_bytes(sysm.used_bytes)}" if is_known(sysm.used_bytes) else ""
             out.append(_obs("memory-ample", f"{fmt_bytes(avail)} available of {fmt_bytes(total)} RAM{used}: "
                             "no memory pressure", "memory", at, available=avail, total=total))
     if rss and (pss or total):
@@ -96,21 +106,21 @@ def memory_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Obs
         file_b = tgt.file_sum_bytes if is_known(tgt.file_sum_bytes) else 0
         anon_b = tgt.anon_sum_bytes if is_known(tgt.anon_sum_bytes) else 0
         if parts:
-            shared = f"; file-backed {fmt_bytes(file_b)} vs anonymous {fmt_bytes(anon_b)}" if file_b or anon_b else ""  # type: ignore[arg-type]
+            shared = f"; file-backed {fmt_bytes(file_b)} vs anonymous {fmt_bytes(anon_b)}" if file_b or anon_b else ""
             out.append(_obs("rss-illusion", f"RSS summed over {tgt.processes or '?'} processes is {fmt_bytes(rss)}, "
                             f"{', '.join(parts)}{shared}: shared pages counted once per process", "memory", at,
                             rss_sum=rss, pss_sum=pss, total=total))  # an unknown one (None) is left out, not 0
     anon = [s.memory.target.anon_sum_bytes for s in history[-6:] if is_known(s.memory.target.anon_sum_bytes)]
-    if len(anon) >= 3 and all(b > a for a, b in zip(anon, anon[1:], strict=False)) and anon[-1] - anon[0] > 64 << 20:  # type: ignore[operator]
-        out.append(_obs("anon-growing", f"anonymous memory of the tree grew {fmt_bytes(anon[-1] - anon[0])} "  # type: ignore[operator]
+    if len(anon) >= 3 and all(b > a for a, b in zip(anon, anon[1:], strict=False)) and anon[-1] - anon[0] > 64 << 20:
+        out.append(_obs("anon-growing", f"anonymous memory of the tree grew {fmt_bytes(anon[-1] - anon[0])} "
                         f"over {len(anon)} looks", "memory", at))
     if is_known(cg.current_bytes) and is_known(cg.max_bytes) and cg.max_bytes:
-        if cg.current_bytes >= th.cgroup_full_ratio * cg.max_bytes:  # type: ignore[operator]
-            out.append(_obs("cgroup-at-limit", f"cgroup {cg.path} at {fmt_bytes(cg.current_bytes)} of its "  # type: ignore[arg-type]
-                            f"{fmt_bytes(cg.max_bytes)} limit", "memory", at))  # type: ignore[arg-type]
+        if cg.current_bytes >= th.cgroup_full_ratio * cg.max_bytes:
+            out.append(_obs("cgroup-at-limit", f"cgroup {cg.path} at {fmt_bytes(cg.current_bytes)} of its "
+                            f"{fmt_bytes(cg.max_bytes)} limit", "memory", at))
     kills = [s.memory.cgroup.oom_kills for s in history if is_known(s.memory.cgroup.oom_kills)]
-    if kills and kills[-1] > 0:  # type: ignore[operator]
-        out.append(_obs("oom-kill", f"cgroup {cg.path} counts {kills[-1]} OOM kill(s)", "memory", at, kills=kills[-1]))  # type: ignore[arg-type]
+    if kills and kills[-1] > 0:
+        out.append(_obs("oom-kill", f"cgroup {cg.path} counts {kills[-1]} OOM kill(s)", "memory", at, kills=kills[-1]))
     return out
 
 

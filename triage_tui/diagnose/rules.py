@@ -311,6 +311,11 @@ ROWS: tuple[Row, ...] = (
     Row("stopped", "log-stopped", 0.8),
     Row("compiling", "log-compiler-hot", 0.5),
     Row("deadlock", "stacks-one-lock", 0.3, "one look: its main thread blocks on a lock"),
+    # pasted vmstat, ss / netstat and nvidia-smi dmon (readers added last)
+    Row("io-blocked", "vmstat-blocked", 0.35, "vmstat counts processes blocked in I/O"),
+    Row("network-wait", "socket-connecting", 0.4, "a connect() that never completes"),
+    Row("collective-hang", "gpu-busy-low-watts", 0.35, "NCCL kernels spin: 100 % busy, no power drawn"),
+    Row("gpu-hang", "gpu-busy-low-watts", 0.2),
     # added after the second held-out set was scored
     Row("wait-for-missing-rank", "log-rank-late", 0.45, "the late rank is named"),
     # rss-illusion (finding)

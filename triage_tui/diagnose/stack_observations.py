@@ -61,9 +61,10 @@ def stack_observations(capture: StackCapture, snapshot: Optional[Snapshot] = Non
     out: list[Observation] = []
     if not main:
         failed = [p for p in capture.processes if p.error is not None]
-        if failed:
+        first_error = failed[0].error if failed else None
+        if first_error is not None:
             out.append(_obs("stacks-failed", f"stacks could not be read for {len(failed)} process(es): "
-                            f"{failed[0].error.reason}", at, [p.pid for p in failed]))  # type: ignore[union-attr]
+                            f"{first_error.reason}", at, [p.pid for p in failed]))
         return out
     ranks = _ranks(sorted(main), snapshot)
     out.append(_obs("stacks-captured", f"stacks of {len(main)} processes captured ({len(groups)} distinct stacks)",

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Optional
 
 from ..model.diagnosis import Observation
-from ..model.snapshot import Snapshot
+from ..model.snapshot import ExitedProcess, ProcessInfo, Snapshot
 from ..model.waits import Wait, is_network_fs
 from .figures import fmt_s
 from .vocabulary import register
@@ -203,8 +203,8 @@ def wait_observations(history: Sequence[Snapshot]) -> list[Observation]:
 
 def _exited_peers(history: Sequence[Snapshot]) -> list[Observation]:
     snap = history[-1]
-    gone = {e.pid: e for e in snap.exited}
-    gone.update({p.pid: p for p in snap.processes if p.exited or p.state in ("Z", "X")})  # type: ignore[misc]
+    gone: dict[int, ExitedProcess | ProcessInfo] = {e.pid: e for e in snap.exited}
+    gone.update({p.pid: p for p in snap.processes if p.exited or p.state in ("Z", "X")})
     if not gone:
         return []
     earlier: dict[tuple[int, int, str], set[int]] = {}

@@ -9,7 +9,7 @@ close even while a request is in flight and removes the private directory (and a
 Protocol (each request and answer one JSON object on one line):
   {"id": 1, "op": "hello", "schema": N, "protocol": P} -> {"id": 1, "ok": true, "schema": N, ...}
   resolve(specs, port) -> target; collect(target, options) -> snapshot;
-  capture_stacks(pids, options) -> capture; mappings(pid) -> files; bye.
+  capture_stacks(pids, options) -> capture; mappings_by_file(pid, targets) -> mappings | unavailable; bye.
   Failures: {"id": .., "ok": false, "error": "one line", "kind": "target" | "protocol" | "internal"}.
 """
 
@@ -22,11 +22,12 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Any, Optional, TextIO
 
 from ..model.codec import from_data, to_data
 from ..model.snapshot import SCHEMA_VERSION, Target
+from ..model.unavailable import Unavailable
 from .base import CollectOptions, StackOptions, TargetError
 
 PROTOCOL_VERSION = 2
@@ -42,15 +43,24 @@ def make_node_host() -> Any:
     return local_host()
 
 
-def file_mappings(pid: int) -> list[str]:
-    """The distinct files a process maps (`awk '{print $6}' /proc/PID/maps | sort -u`)."""
-    paths: set[str] = set()
-    with open(f"/proc/{int(pid)}/maps") as f:
-        for line in f:
-            parts = line.split(None, 5)
-            if len(parts) == 6 and parts[5].startswith("/"):
-                paths.add(parts[5].strip())
-    return sorted(paths)
+def smaps_unavailable(pid: int, exc: OSError, where: str = "") -> Unavailable:
+    """Why /proc/PID/smaps could not be read, in the words a local read uses (agent and agentless alike)."""
+    if isinstance(exc, PermissionError):
+        return Unavailable(f"permission denied reading /proc/{pid}/smaps{where}",
+                           "fix: ssh as the process's user or as root" if where else "run as the process's user or root")
+    if isinstance(exc, (FileNotFoundError, ProcessLookupError)):
+        return Unavailable(f"no such process {pid}{where}", "it has exited")
+    return Unavailable(f"cannot read /proc/{pid}/smaps{where}: {exc.strerror or exc}", "")
+
+
+def mappings_on_node(pid: int, target_pids: Sequence[int]) -> dict[str, Any]:
+    """The `m` view's data read on the node (`cat /proc/PID/smaps`, grouped by file): never the client's /proc."""
+    from ..collect.smaps_files import mappings_by_file
+
+    try:
+        return {"mappings": to_data(list(mappings_by_file(int(pid), [int(p) for p in target_pids])))}
+    except OSError as exc:
+        return {"unavailable": to_data(smaps_unavailable(int(pid), exc, " on the node"))}
 
 
 class AgentServer:
@@ -95,8 +105,8 @@ class AgentServer:
             options = from_data(StackOptions, request.get("options", {}))
             capture = self.host.capture_stacks(tuple(int(p) for p in request.get("pids", [])), options)
             return {"ok": True, "capture": to_data(capture)}
-        if op == "mappings":
-            return {"ok": True, "files": file_mappings(int(request["pid"]))}
+        if op == "mappings_by_file":
+            return {"ok": True, **mappings_on_node(int(request["pid"]), request.get("targets", []))}
         if op == "wait_for_budgeted_reads":
             wait = getattr(self.host, "wait_for_budgeted_reads", None)
             return {"ok": True, "done": bool(wait(float(request.get("wait_s", 10.0)))) if wait else True}

@@ -46,8 +46,11 @@ class LocalHost:
 
     def _gpu_holders(self) -> tuple[int, ...]:
         """PIDs (in our namespace) that hold a GPU: the first candidates when no TARGET is given."""
+        gpus = self._collector.gpus
+        if gpus is None:
+            return ()
         try:
-            report = self._collector.gpus()  # type: ignore[misc]
+            report = gpus()
         except Exception:  # noqa: BLE001 - no GPUs to go by: fall back to memory/CPU candidates
             return ()
         return tuple(p.local_pid if p.local_pid is not None else p.pid

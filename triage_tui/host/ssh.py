@@ -8,6 +8,7 @@ it had. Reconnection is tried on later refreshes with exponential backoff (1 s d
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import threading
 import time
 from collections.abc import Sequence
@@ -17,10 +18,24 @@ from ..model.codec import from_data, to_data
 from ..model.mappings import FileMapping
 from ..model.snapshot import Snapshot, SourceStatus, Target
 from ..model.stacks import StackCapture
+from ..model.text_format import clock as _clock
 from ..model.unavailable import Unavailable
 from .base import CollectOptions, StackOptions, TargetError
 from .ssh_agent_client import AgentSession, NoUsablePython
-from .ssh_agentless import Sections, build_script, build_snapshot, new_marker, ps_rows, resolve_from_ps, split_sections
+from .ssh_agentless import (
+    CpuSample,
+    Sections,
+    agentless_mappings,
+    agentless_mappings_script,
+    build_script,
+    build_snapshot,
+    cpu_sample,
+    new_marker,
+    ps_rows,
+    resolve_from_ps,
+    snapshot_clock,
+    split_sections,
+)
 from .ssh_agentless_stacks import PyspyOnNode
 from .ssh_connect import Connection, SshError, SshOptions, connect
 from .ssh_exec import bounded_shell, run_command
@@ -49,6 +64,7 @@ class SshHost:
         self._backoff_start = backoff_start_s
         self._backoff = backoff_start_s
         self._status_pids: list[int] = []
+        self._cpu: Optional[CpuSample] = None  # agentless: the last refresh's CPU ticks, for the next CPU %
         self._pending_note = ""  # said once, in the first snapshot after a reconnect
         self._lock = threading.RLock()
         self._closed_sent = 0
@@ -164,8 +180,11 @@ class SshHost:
             marker = new_marker()
             status_pids = sorted(set(self._status_pids) | {r.pid for r in target.roots})
             sections = self._run_script(conn, marker, build_script(marker, status_pids, options.logs,
-                                                                       roots=[r.pid for r in target.roots]))
-            snapshot = build_snapshot(self.name, target, options, sections, status_pids, started, (time.time() - started) * 1000)
+                                                                       roots=[r.pid for r in target.roots],
+                                                                       port=options.port))
+            snapshot = build_snapshot(self.name, target, options, sections, status_pids, started,
+                                      (time.time() - started) * 1000, self._cpu)
+            self._cpu = cpu_sample(sections, status_pids, snapshot_clock(sections))
             self._status_pids = [p.pid for p in snapshot.processes if not p.exited]
             if self._pending_note:
                 sources = tuple(dataclasses.replace(x, detail=self._take_note(x.detail)) if x.name == "ssh" else x
@@ -210,6 +229,27 @@ class SshHost:
             return False
         return bool(reply.get("done"))
 
+    def _mappings_by_file_locked(self, pid: int, target_pids: Sequence[int]) -> tuple[FileMapping, ...] | Unavailable:
+        """The `m` view: the node's /proc/PID/smaps (through the agent, or one `cat` script agentless);
+        the client's /proc is never read for a remote PID."""
+        try:
+            conn = self._ensure([pid])
+            if self._agent is not None:
+                reply = self._agent.request("mappings_by_file", self.request_timeout_s, pid=int(pid),
+                                            targets=[int(p) for p in target_pids])
+                if "unavailable" in reply:
+                    return from_data(Unavailable, reply["unavailable"])
+                return tuple(from_data(list[FileMapping], reply.get("mappings", [])))
+            marker = new_marker()
+            result = run_command(conn, bounded_shell(self.request_timeout_s - 2), self.request_timeout_s,
+                                 stdin=agentless_mappings_script(marker, pid, target_pids).encode())
+            self._count(result.bytes_sent, result.bytes_received)
+            return agentless_mappings(pid, result.stdout.decode(errors="replace"), marker)
+        except SshError as exc:
+            if self.connected:
+                self._failed(exc)
+            return Unavailable(f"mappings not read: {self._down_text()}", "")
+
     def _close_locked(self) -> None:
         self._drop()
 
@@ -226,18 +266,25 @@ class SshHost:
         with self._lock:
             return self._capture_stacks_locked(pids, options)
 
-    def mappings_by_file(self, pid: int, target_pids: Sequence[int]) -> tuple[FileMapping, ...] | Unavailable:
-        # Never this machine's /proc: the PID is the node's. Reading the node's smaps is engineer
-        # "ssh"'s part (agent request + agentless script); until then, say so.
-        return Unavailable("mappings are not read over --ssh yet", f"on the node: cat /proc/{pid}/smaps")
-
     def wait_for_budgeted_reads(self, timeout_s: float = 10.0) -> bool:
         with self._lock:
             return self._wait_for_budgeted_reads_locked(timeout_s)
 
+    def mappings_by_file(self, pid: int, target_pids: Sequence[int]) -> tuple[FileMapping, ...] | Unavailable:
+        with self._lock:
+            return self._mappings_by_file_locked(pid, target_pids)
+
     def close(self) -> None:
         with self._lock:
             self._close_locked()
+
+    def run_argv(self, argv: Sequence[str], timeout_s: float = 15.0) -> tuple[int, str, str]:
+        """One plain command on the node (e.g. `scontrol listpids J`, which asks that node's slurmd)."""
+        with self._lock:
+            conn = self._ensure()
+            done = run_command(conn, " ".join(shlex.quote(a) for a in argv), timeout_s)
+            self._count(done.bytes_sent, done.bytes_received)
+            return done.exit_status, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")
 
     def _take_note(self, detail: str) -> str:
         note, self._pending_note = self._pending_note, ""
@@ -253,10 +300,6 @@ class SshHost:
         self._closed_sent += result.bytes_sent
         self._closed_received += result.bytes_received
         return split_sections(result.stdout.decode(errors="replace"), marker)
-
-
-def _clock(at: float) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(at))
 
 
 def _with_sources(snapshot: Snapshot, *extra: SourceStatus) -> Snapshot:

@@ -46,15 +46,22 @@ _CLIENT_ONLY = ("triage_tui.host.ssh", "triage_tui.host.ssh_connect", "triage_tu
 # Runs on the node as `python3 -I -S -c BOOTSTRAP`. It makes its own private directory (mkdtemp: 0700),
 # says where, then reads on stdin one header line "NAME SIZE ..." and each file's bytes, then the protocol.
 # Whatever ends it (bye, EOF on stdin because the channel or the client went away, an error, SIGTERM,
-# SIGHUP), the finally removes the directory; the agent's channel watcher covers a request in flight.
+# SIGHUP: sshd hangs up a session whose client vanished), the finally removes the directory; the signals
+# are held while the directory is made, so none can land between mkdtemp and the try, and a handler that
+# fires again inside the finally cannot stop the removal (it is retried with the signals held). A closed
+# stdout is EPIPE, not a signal. The agent's channel watcher covers a request in flight.
 BOOTSTRAP = (
     "import os,shutil,signal,sys,tempfile\n"
     "def _bye(*a):\n"
     "    raise SystemExit(0)\n"
-    "for s in (signal.SIGTERM,signal.SIGHUP,signal.SIGPIPE):\n"
+    "g=(signal.SIGTERM,signal.SIGHUP,signal.SIGINT)\n"
+    "for s in g:\n"
     "    signal.signal(s,_bye)\n"
+    "signal.signal(signal.SIGPIPE,signal.SIG_IGN)\n"
+    "signal.pthread_sigmask(signal.SIG_BLOCK,g)\n"
     "d=tempfile.mkdtemp(prefix='triage-agent.')\n"
     "try:\n"
+    "    signal.pthread_sigmask(signal.SIG_UNBLOCK,g)\n"
     "    os.chdir(d);os.environ['PATH']=d+os.pathsep+os.environ.get('PATH','')\n"
     "    sys.stdout.buffer.write(('dir='+d+'\\n').encode());sys.stdout.buffer.flush()\n"
     "    i=sys.stdin.buffer;h=i.readline().decode().split()\n"
@@ -72,7 +79,11 @@ BOOTSTRAP = (
     "    from triage_tui.host.agent import main\n"
     "    main(d,i)\n"
     "finally:\n"
-    "    shutil.rmtree(d,ignore_errors=True)\n"
+    "    while 1:\n"
+    "        try:\n"
+    "            signal.pthread_sigmask(signal.SIG_BLOCK,g);shutil.rmtree(d,ignore_errors=True);break\n"
+    "        except BaseException:\n"
+    "            pass\n"
 )
 
 

@@ -15,9 +15,12 @@ import shlex
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Union
 
+from ..collect.gpu import join_gpus_to_processes
 from ..collect.logs import _Classifier
+from ..collect.smaps_files import count_sharers, parse_smaps
+from ..model.mappings import FileMapping
 from ..model.snapshot import (
     GpuProcess,
     GpuReport,
@@ -26,6 +29,7 @@ from ..model.snapshot import (
     LogLine,
     LogTail,
     MemoryReport,
+    PortProbe,
     PortReport,
     ProcessInfo,
     Snapshot,
@@ -35,7 +39,7 @@ from ..model.snapshot import (
     TargetMemory,
     TargetRoot,
 )
-from ..model.unavailable import Unavailable
+from ..model.unavailable import Maybe, Unavailable
 from ..model.waits import WaitSource
 from ..parse.dmesg import parse_kernel_lines
 from ..parse.free import parse_free
@@ -56,9 +60,12 @@ LOG_TAIL_BYTES = 16384
 KERNEL_TAIL_LINES = 50
 # the same columns `triage diagnose` reads from a pasted `ps -eo ...` (header line included: parse_ps needs it)
 PS_COMMAND = "LC_ALL=C ps -eo pid,ppid,stat,nlwp,rss,vsz,time,user:32,args"
-NO_SMAPS = Unavailable("agentless mode: no smaps_rollup", "install psutil for the node's python3 to use agent mode")
-BLIND_SPOTS = ("agentless mode: no PSS/USS (smaps_rollup), no CPU %, no port probes; "
+NOT_YET = Unavailable("agentless mode: appeared since the last refresh", "the next refresh reads it")
+# what a shell cannot read, said once (the mode source) rather than in every cell
+BLIND_SPOTS = ("agentless mode: PSS/USS from smaps_rollup, CPU % from /proc/PID/stat deltas between refreshes, "
+               "port probes with bash's /dev/tcp; no wait-for graph, no NVML (nvidia-smi only); "
                "stacks only with py-spy on the node or uploadable (same architecture)")
+PROBE_TIMEOUT_S = 2
 GPU_QUERY = "nvidia-smi " + " ".join(QUERY_GPU_ARGS)
 GPU_APPS = "nvidia-smi " + " ".join(COMPUTE_APPS_ARGS)
 
@@ -84,7 +91,7 @@ SUBTREE_AWK = (
 
 
 def build_script(marker: str, status_pids: Sequence[int], logs: Sequence[str], gpus: bool = True,
-                 roots: Optional[Sequence[int]] = None) -> str:
+                 roots: Optional[Sequence[int]] = None, port: Optional[int] = None) -> str:
     """One refresh as one script. `marker` is random per refresh so no log line can fake a section.
     With `roots`, ps output is cut to their subtrees on the node (resolve needs the whole table)."""
     def section(name: str) -> str:
@@ -95,7 +102,17 @@ def build_script(marker: str, status_pids: Sequence[int], logs: Sequence[str], g
         ps = f"roots='{' '.join(str(int(r)) for r in roots)}'; {PS_COMMAND} | {SUBTREE_AWK}"
     lines = [section("ps") + ps, section("free") + "LC_ALL=C free -b"]
     lines += [section(f"status {int(p)}") + f"cat /proc/{int(p)}/status 2>&1" for p in status_pids]
+    # PSS/USS (what smem reads) and the CPU ticks a delta between two refreshes turns into CPU %
+    lines += [section(f"rollup {int(p)}") + f"cat /proc/{int(p)}/smaps_rollup 2>&1" for p in status_pids]
+    lines += [section(f"stat {int(p)}") + f"cat /proc/{int(p)}/stat 2>/dev/null" for p in status_pids]
+    lines.append(section("clk") + "getconf CLK_TCK 2>/dev/null || echo 100")
     lines.append(section("ss") + "ss -ltnpH 2>&1")
+    if port is not None:  # what curl would meet at the TCP level, as probe_port does locally
+        for address in ("127.0.0.1", "::1"):
+            lines.append(section(f"probe {address}") + (
+                f"if command -v bash >/dev/null 2>&1; then r=$(timeout {PROBE_TIMEOUT_S} bash -c "
+                f"'exec 3<>/dev/tcp/{address}/{int(port)}' 2>&1); echo \"rc=$? $r\" | head -c 300; "
+                "else echo 'nobash'; fi"))
     if gpus:
         lines.append(section("gpu") + f"{GPU_QUERY} 2>&1 || echo nvidia-smi-failed")
         lines.append(section("gpuapps") + f"{GPU_APPS} 2>&1 || echo nvidia-smi-failed")
@@ -194,13 +211,75 @@ _FROM_STATUS = ("name", "state", "threads", "rss_bytes", "rss_anon_bytes", "rss_
                 "vms_bytes", "swap_bytes", "ctx_voluntary", "ctx_involuntary", "nspid")
 
 
-def _process(row: ProcessInfo, status_text: Optional[str]) -> ProcessInfo:
-    """ps's row, completed by /proc/PID/status where it was read this refresh."""
-    info = dataclasses.replace(row, pss_bytes=NO_SMAPS, uss_bytes=NO_SMAPS, pss_read_at=NO_SMAPS,
-                               cpu_percent=Unavailable("agentless mode: no CPU sampling"))
+@dataclass(frozen=True)
+class CpuSample:
+    """Each process's CPU ticks (start time, utime + stime) at one refresh: the next refresh's delta over
+    the wall time between the two is its CPU % (what top shows), never a figure over a few milliseconds."""
+
+    at: float
+    ticks: dict[int, tuple[int, int]]
+    clock_ticks: int = 100
+
+
+MIN_CPU_INTERVAL_S = 0.5
+
+
+def cpu_sample(sections: Sections, pids: Sequence[int], at: float) -> CpuSample:
+    ticks = {}
+    for pid in pids:
+        fields = sections.get(f"stat {pid}").rpartition(")")[2].split()
+        if len(fields) > 19 and fields[11].isdecimal() and fields[12].isdecimal() and fields[19].isdecimal():
+            ticks[pid] = (int(fields[19]), int(fields[11]) + int(fields[12]))
+    clk = sections.get("clk").strip()
+    return CpuSample(at, ticks, int(clk) if clk.isdecimal() and int(clk) > 0 else 100)
+
+
+def _cpu(pid: int, now: CpuSample, before: Optional[CpuSample]) -> Union[float, Unavailable]:
+    if pid not in now.ticks:
+        return Unavailable("agentless mode: /proc/PID/stat not read this refresh", "the next refresh reads it")
+    if before is None or pid not in before.ticks or before.ticks[pid][0] != now.ticks[pid][0]:
+        return Unavailable("first sample", "CPU % needs two refreshes")
+    wall = now.at - before.at
+    if wall < MIN_CPU_INTERVAL_S:
+        return Unavailable(f"refreshes {wall:.2f} s apart: too short for a CPU %", "")
+    return round((now.ticks[pid][1] - before.ticks[pid][1]) / now.clock_ticks / wall * 100, 1)
+
+
+def _rollup(pid: int, text: str, now: float) -> dict[str, object]:
+    """PSS and USS (Private_Clean + Private_Dirty) from /proc/PID/smaps_rollup, in bytes."""
+    values: dict[str, int] = {}
+    for line in text.splitlines():
+        key, _, rest = line.partition(":")
+        parts = rest.split()
+        if len(parts) == 2 and parts[1] == "kB" and parts[0].isdecimal():
+            values[key.strip()] = int(parts[0]) * 1024
+    if "Pss" not in values:
+        lowered = text.lower()
+        if "permission denied" in lowered:
+            why = Unavailable(f"agentless mode: permission denied reading /proc/{pid}/smaps_rollup",
+                              "fix: ssh as the process's user or as root")
+        elif "no such file" in lowered:
+            why = Unavailable("agentless mode: no smaps_rollup (kernel older than 4.14, or the process exited)", "")
+        else:
+            why = Unavailable(f"agentless mode: smaps_rollup: {text.strip()[:80] or 'not read'}", "")
+        return {"pss_bytes": why, "uss_bytes": why, "pss_read_at": why}
+    uss = values.get("Private_Clean", 0) + values.get("Private_Dirty", 0)
+    return {"pss_bytes": values["Pss"], "uss_bytes": uss, "pss_read_at": now}
+
+
+def _process(row: ProcessInfo, status_text: Optional[str], sections: Optional[Sections] = None,
+             cpu_now: Optional[CpuSample] = None, cpu_before: Optional[CpuSample] = None,
+             now: float = 0.0) -> ProcessInfo:
+    """ps's row, completed by /proc/PID/status, smaps_rollup and stat where they were read this refresh."""
     if status_text is None:
-        missing = Unavailable("agentless mode: appeared since the last refresh", "the next refresh reads it")
-        return dataclasses.replace(info, rss_anon_bytes=missing, rss_file_bytes=missing, rss_shmem_bytes=missing)
+        return dataclasses.replace(row, rss_anon_bytes=NOT_YET, rss_file_bytes=NOT_YET, rss_shmem_bytes=NOT_YET,
+                                   pss_bytes=NOT_YET, uss_bytes=NOT_YET, pss_read_at=NOT_YET, cpu_percent=NOT_YET)
+    extra: dict[str, object] = {}
+    if sections is not None:
+        extra.update(_rollup(row.pid, sections.get(f"rollup {row.pid}"), now))
+    if cpu_now is not None:
+        extra["cpu_percent"] = _cpu(row.pid, cpu_now, cpu_before)
+    info = dataclasses.replace(row, **extra)  # type: ignore[arg-type]
     try:
         status = parse_proc_status(status_text)
     except ParseError:
@@ -209,6 +288,24 @@ def _process(row: ProcessInfo, status_text: Optional[str]) -> ProcessInfo:
     defaults = ProcessInfo(pid=0, ppid=0, name="?")
     changes = {f: getattr(status, f) for f in _FROM_STATUS if getattr(status, f) != getattr(defaults, f)}
     return dataclasses.replace(info, **changes)
+
+
+def _probe(port: int, address: str, text: str, anyone: bool) -> PortProbe:
+    rc, _, said = text.strip().partition(" ")
+    if text.strip() == "nobash":
+        return PortProbe(port, address, "error", "agentless mode: no bash on the node for /dev/tcp")
+    if rc == "rc=0":
+        return PortProbe(port, address, "accepted")
+    if rc == "rc=124":
+        probe = PortProbe(port, address, "timed out", f"no answer within {PROBE_TIMEOUT_S} s (backlog full or filtered)")
+    elif "refused" in said.lower():
+        probe = PortProbe(port, address, "refused", "nothing accepts connections on this port")
+    else:
+        detail = said.split(": ")[-1].strip() if said else rc
+        probe = PortProbe(port, address, "error", detail[:120])
+    if not anyone:
+        probe = PortProbe(probe.port, probe.address, probe.result, probe.detail + "; no socket listens on this port")
+    return probe
 
 
 def _gpus(sections: Sections, pids: set[int]) -> GpuReport:
@@ -261,44 +358,81 @@ def _log(path: str, stat_text: str, body: str, now: float) -> LogTail:
                    seconds_since_last_byte=max(now - mtime, 0.0), last_byte_at=float(mtime))
 
 
+def snapshot_clock(sections: Sections) -> float:
+    """The node's own clock at the end of the script (`date +%s.%N`), else ours."""
+    text = sections.get("now").strip()
+    return float(text) if re.fullmatch(r"\d+(\.\d+)?", text) else time.time()
+
+
 def build_snapshot(host: str, target: Target, options: CollectOptions, sections: Sections,
-                   status_pids: Sequence[int], started: float, duration_ms: float) -> Snapshot:
+                   status_pids: Sequence[int], started: float, duration_ms: float,
+                   cpu_before: Optional[CpuSample] = None) -> Snapshot:
     rows = subtree(ps_rows(sections), [r.pid for r in target.roots])
     read = set(status_pids)
-    processes = tuple(_process(r, sections.get(f"status {r.pid}") if r.pid in read else None) for r in rows)
+    now = snapshot_clock(sections)
+    cpu_now = cpu_sample(sections, status_pids, now) if cpu_before is not None or status_pids else None
+    processes = tuple(_process(r, sections.get(f"status {r.pid}") if r.pid in read else None, sections,
+                               cpu_now, cpu_before, now) for r in rows)
     try:
         system = parse_free(sections.get("free"), unit=1)
     except ParseError as exc:
         system = SystemMemory(total_bytes=Unavailable(f"agentless mode: free -b: {exc}"))
     live = [p for p in processes if not p.exited]
 
-    def total(attr: str) -> object:
+    def total(attr: str) -> Maybe[int]:
         values = [getattr(p, attr) for p in live]
-        return sum(values) if values and all(isinstance(v, int) for v in values) else Unavailable("agentless mode: not read for every process")
+        known = [v for v in values if isinstance(v, int)]
+        return sum(known) if values and len(known) == len(values) else Unavailable("agentless mode: not read for every process")
 
-    target_mem = TargetMemory(processes=len(live), rss_sum_bytes=total("rss_bytes"), pss_sum_bytes=NO_SMAPS,
-                              uss_sum_bytes=NO_SMAPS, anon_sum_bytes=total("rss_anon_bytes"),
+    target_mem = TargetMemory(processes=len(live), rss_sum_bytes=total("rss_bytes"), pss_sum_bytes=total("pss_bytes"),
+                              uss_sum_bytes=total("uss_bytes"), anon_sum_bytes=total("rss_anon_bytes"),
                               file_sum_bytes=total("rss_file_bytes"), shmem_sum_bytes=total("rss_shmem_bytes"))
     pids = {p.pid for p in processes}
     listening = tuple(ListeningSocket(pid, s.address, s.port, s.family)
                       for s in parse_ss_listen(sections.get("ss")) for pid in s.pids if pid in pids)
-    now_text = sections.get("now").strip()
-    now = float(now_text) if re.fullmatch(r"\d+(\.\d+)?", now_text) else time.time()
     logs = tuple(_log(path, sections.get(f"logstat {i}"), sections.get(f"log {i}"), now)
                  for i, path in enumerate(options.logs))
     gpus = _gpus(sections, pids)
-    try:
-        from ..collect.gpu import join_gpus_to_processes
-
-        processes = join_gpus_to_processes(processes, gpus)
-    except ImportError:  # a build without the gpu part: ProcessInfo.gpus stays empty
-        pass
+    processes = join_gpus_to_processes(processes, gpus)
     return Snapshot(
         host=host, taken_at=started, interval_s=options.interval_s, target=target, processes=processes,
         memory=MemoryReport(system=system, target=target_mem, smaps_budget_ms=0.0), logs=logs,
-        ports=PortReport(listening=listening, error=Unavailable("agentless mode: no port probes") if options.port else None),
+        ports=PortReport(listening=listening, probes=tuple(
+            _probe(int(options.port), a, sections.get(f"probe {a}"), any(s.port == options.port for s in listening))
+            for a in ("127.0.0.1", "::1") if f"probe {a}" in sections.parts) if options.port else ()),
         gpus=gpus, kernel=_kernel(sections, {*pids, *status_pids, *(r.pid for r in target.roots)}),
         waits_source=WaitSource(error=AGENTLESS_WAITS),
         sources=(SourceStatus("ssh", "ok", duration_ms, "agentless mode, one script per refresh"),
                  SourceStatus("mode", "ok", 0.0, BLIND_SPOTS)),
     )
+
+
+def agentless_mappings_script(marker: str, pid: int, target_pids: Sequence[int]) -> str:
+    """`cat /proc/PID/smaps` and the other targets' maps (for "shared by"), cut by the marker; the first
+    line says whether smaps could be read and, if not, cat's own error (permission, no such process)."""
+    pid = int(pid)
+    lines = [f"if s=$(cat /proc/{pid}/smaps 2>&1); then echo ok; else echo \"failed $s\" | head -c 300; echo; fi",
+             f"echo {marker}smaps; cat /proc/{pid}/smaps 2>/dev/null"]
+    for other in dict.fromkeys(int(p) for p in target_pids):
+        if other != pid:
+            lines.append(f"echo; echo {marker}maps {other}; cat /proc/{other}/maps 2>/dev/null")
+    lines.append(f"echo; echo {marker}end")
+    return "\n".join(lines) + "\n"
+
+
+def agentless_mappings(pid: int, output: str, marker: str) -> tuple[FileMapping, ...] | Unavailable:
+    """Parse agentless_mappings_script's output with the same parser a local read uses."""
+    head = output.partition("\n")[0]
+    if head.startswith("failed"):
+        lowered = head.lower()
+        if "permission denied" in lowered:
+            return Unavailable(f"permission denied reading /proc/{pid}/smaps on the node",
+                               "fix: ssh as the process's user or as root")
+        if "no such file" in lowered:
+            return Unavailable(f"no such process {pid} on the node", "it has exited")
+        return Unavailable(f"cannot read /proc/{pid}/smaps on the node: {head[len('failed '):].strip()[:160]}", "")
+    sections = split_sections(output, marker)
+    if "end" not in sections.parts:
+        return Unavailable("the mappings script on the node did not finish", "")
+    others = [text for name, text in sections.parts.items() if name.startswith("maps ")]
+    return tuple(count_sharers(parse_smaps(sections.get("smaps")), others))

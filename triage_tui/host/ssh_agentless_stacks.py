@@ -19,7 +19,9 @@ import shlex
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
+
+import paramiko
 
 from ..collect.stacks import _KILLED, _STOPPED, _not_python, explain_pyspy_failure
 from ..collect.thread_states import syscall_name
@@ -37,11 +39,18 @@ TIMED_OUT_CODES = ("124", "137")  # coreutils timeout: TERM worked (124), or it 
 # the node's py-spy only when the privilege rule allows it (ssh_agent_bundle's `trusted`); else ours is uploaded
 PROBE_SCRIPT = (TRUSTED_FN + 'echo "arch=$(uname -m)"; s=$(command -v py-spy 2>/dev/null); '
                 'if [ -n "$s" ]; then t=$(trusted "$s") && echo "pyspy=$t" || echo "skipped=$s"; fi')
-# Makes the private 0700 directory and writes py-spy (from stdin) into it; prints the directory.
-UPLOAD_COMMAND = (
-    "umask 077; d=$(mktemp -d \"${TMPDIR:-/tmp}/triage-pyspy.XXXXXXXX\") || exit 3; chmod 700 \"$d\"; "
-    f"cat > \"$d/{PYSPY_NAME}\" && chmod 700 \"$d/{PYSPY_NAME}\" && echo \"dir=$d\" || {{ rm -rf -- \"$d\"; exit 4; }}"
-)
+# Holds the uploaded py-spy for the connection's life: makes the private 0700 directory, writes py-spy (the
+# first N bytes on stdin) into it, prints the directory, then waits for EOF on stdin. EOF comes when we close
+# the channel, or when the client dies or the network drops (sshd closes the pipe): the EXIT trap then
+# removes the directory, so nothing stays on the node however triage ends.
+def holder_command(size: int) -> str:
+    return (
+        "umask 077; d=$(mktemp -d \"${TMPDIR:-/tmp}/triage-pyspy.XXXXXXXX\") || exit 3; "
+        "trap 'rm -rf -- \"$d\"' EXIT; trap 'exit 129' HUP TERM INT PIPE; "
+        f"head -c {int(size)} > \"$d/{PYSPY_NAME}\" && chmod 700 \"$d/{PYSPY_NAME}\" && echo \"dir=$d\" || exit 4; "
+        "cat > /dev/null"
+    )
+
 
 # One PID's job: state before, then py-spy unless the process is gone, a zombie, or already stopped
 # (somebody else's stop: not attached to). $o is the script's private output directory.
@@ -79,6 +88,10 @@ def capture_script(marker: str, pids: Sequence[int], options: StackOptions, pysp
 
     lines = [
         "umask 077; o=$(mktemp -d \"${TMPDIR:-/tmp}/triage-stacks.XXXXXXXX\") || exit 3; trap 'rm -rf -- \"$o\"' EXIT; trap 'exit 143' TERM INT HUP",
+        # the EXIT trap does not run when the node's `timeout` has to KILL the script: a watcher in its own
+        # session (out of timeout's process group; not our child, so `wait` below does not wait for it)
+        "if command -v setsid >/dev/null 2>&1; then ( setsid sh -c 'while kill -0 \"$1\" 2>/dev/null; do sleep 1; done; "
+        "rm -rf -- \"$2\"' _ $$ \"$o\" </dev/null >/dev/null 2>&1 & ); fi",
         f"spy={shlex.quote(pyspy)}; flags='{flags}'",
         f"if command -v timeout >/dev/null 2>&1; then to='timeout -k 1 {float(options.timeout_s):g}'; else to=''; fi",
         _JOB,
@@ -239,6 +252,7 @@ class PyspyOnNode:
     private_dir: str = ""
     note: str = ""
     arch: str = ""  # the node's `uname -m`: its syscall numbers
+    holder: Optional[Any] = None  # the channel whose shell keeps (and at EOF removes) the private directory
 
     @classmethod
     def prepare(cls, conn: Connection, timeout_s: float, count: Count, stale_dirs: Sequence[str] = ()) -> PyspyOnNode:
@@ -251,13 +265,28 @@ class PyspyOnNode:
         if binary is None:
             return cls(note=note, arch=found.arch)
         with open(binary, "rb") as f:
-            upload = run_command(conn, UPLOAD_COMMAND, timeout_s + 60, stdin=f.read())
-        count(upload.bytes_sent, upload.bytes_received)
-        text = upload.stdout.decode(errors="replace").strip()
-        if upload.exit_status != 0 or not text.startswith("dir=/"):
-            return cls(arch=found.arch, note=f"uploading py-spy failed: {upload.stderr.decode(errors='replace').strip()[:160] or 'exit ' + str(upload.exit_status)}")
+            data = f.read()
+        try:
+            channel = conn.transport.open_session(timeout=timeout_s)
+            channel.settimeout(timeout_s + 60)
+            channel.exec_command(holder_command(len(data)))
+            channel.sendall(data)
+            line = b""
+            while not line.endswith(b"\n"):
+                chunk = channel.recv(4096)
+                if not chunk:
+                    break
+                line += chunk
+        except (OSError, EOFError, paramiko.SSHException) as exc:
+            return cls(arch=found.arch, note=f"uploading py-spy failed: {type(exc).__name__}: {exc}")
+        count(len(data), len(line))
+        text = line.decode(errors="replace").strip()
+        if not text.startswith("dir=/"):
+            channel.close()
+            return cls(arch=found.arch, note=f"uploading py-spy failed: {text[:160] or 'the holder exited'}")
         private_dir = text[len("dir="):]
-        return cls(path=f"{private_dir}/{PYSPY_NAME}", private_dir=private_dir, note=note, arch=found.arch)
+        return cls(path=f"{private_dir}/{PYSPY_NAME}", private_dir=private_dir, note=note, arch=found.arch,
+                   holder=channel)
 
     def capture(self, conn: Connection, pids: Sequence[int], options: StackOptions, timeout_s: float,
                 count: Count) -> StackCapture:
@@ -266,9 +295,9 @@ class PyspyOnNode:
         taken_at, started = time.time(), time.monotonic()
         unique = tuple(dict.fromkeys(int(p) for p in pids))
         if not self.path:
-            rows = tuple(ProcessStacks(pid=p, source="kernel", error=Unavailable(
+            kernel_only = tuple(ProcessStacks(pid=p, source="kernel", error=Unavailable(
                 f"agentless mode: {self.note}", "install py-spy on the node (pip install py-spy)")) for p in unique)
-            return StackCapture(taken_at=taken_at, pids=unique, processes=rows, notes=(f"agentless mode: {self.note}",))
+            return StackCapture(taken_at=taken_at, pids=unique, processes=kernel_only, notes=(f"agentless mode: {self.note}",))
         batches = -(-len(unique) // max(1, options.concurrency))
         budget = (float(options.timeout_s) + 2) * max(1, batches) + timeout_s
         marker = new_marker()
@@ -298,7 +327,10 @@ class PyspyOnNode:
         return with_groups(capture)
 
     def remove(self, conn: Connection, timeout_s: float, count: Count) -> None:
-        """Delete the uploaded py-spy's directory (nothing of triage's stays on the node)."""
+        """Delete the uploaded py-spy's directory (nothing of triage's stays on the node): closing the holder's
+        channel makes it remove the directory; the rm covers a holder that is already gone."""
+        if self.holder is not None:
+            self.holder.close()
         if not self.private_dir:
             return
         try:

@@ -41,7 +41,7 @@ def _field_keys(cls: type) -> tuple[tuple[str, str], ...] | None:
 
 def to_data(obj: Any) -> Any:
     """Plain JSON-able data (dicts, lists, numbers, strings) for a model object."""
-    cls = type(obj)
+    cls: type = type(obj)
     if cls in _SCALARS:
         return obj
     if isinstance(obj, Unavailable):
@@ -92,7 +92,7 @@ def _annotation(node: ast.expr, namespace: dict[str, Any]) -> Any:
         base = node.value
         inner: Any = node.slice
         if type(inner).__name__ == "Index":  # Python 3.8 wraps the subscript
-            inner = inner.value  # type: ignore[attr-defined]
+            inner = inner.value
         args = tuple(_annotation(e, namespace) for e in inner.elts) if isinstance(inner, ast.Tuple) else (
             _annotation(inner, namespace),)
         generic = _GENERICS.get(base.id) if isinstance(base, ast.Name) else None

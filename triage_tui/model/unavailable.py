@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeVar, Union
+from typing import TYPE_CHECKING, Optional, TypeVar, Union
+
+if TYPE_CHECKING:  # annotations only (they are strings here): the model stays standard library at run time
+    from typing_extensions import TypeIs
 
 T = TypeVar("T")
 
@@ -19,9 +22,13 @@ class Unavailable:
     reason: str
     hint: str = ""
 
-    def __str__(self) -> str:
-        text = f"unavailable: {self.reason}"
-        return f"{text} (hint: {self.hint})" if self.hint else text
+    @property
+    def explained(self) -> str:
+        """"permission denied (hint: run as root)": the reason and the hint, as every face writes them."""
+        return f"{self.reason} (hint: {self.hint})" if self.hint else self.reason
+
+    def __str__(self) -> str:  # the sentence form (model/text_format.py's `unavailable`)
+        return f"unavailable: {self.explained}"
 
     def __bool__(self) -> bool:  # an Unavailable never passes for a real value in `if x:`
         return False
@@ -30,14 +37,17 @@ class Unavailable:
 Maybe = Union[T, Unavailable]
 
 
-def is_known(value: object) -> bool:
-    """True when `value` is a real figure, not Unavailable or None."""
+def is_known(value: Optional[Maybe[T]]) -> TypeIs[T]:
+    """True when `value` is a real figure, not Unavailable or None.
+
+    Typed as a TypeIs: after `if is_known(p.rss_bytes):` the checker knows an int (and after
+    `if not is_known(...)`: an Unavailable or None), so figures are used without casts or ignores."""
     return value is not None and not isinstance(value, Unavailable)
 
 
-def known_or(value: object, default: T) -> T:
+def known_or(value: Optional[Maybe[T]], default: T) -> T:
     """The value when known, else `default` (for arithmetic that must go on)."""
-    return value if is_known(value) else default  # type: ignore[return-value]
+    return value if is_known(value) else default
 
 
 def unavailable_from_error(exc: BaseException, what: str = "") -> Unavailable:

@@ -11,7 +11,7 @@ import time
 from typing import Optional
 
 from ..model.snapshot import KernelEvent
-from ..model.unavailable import Unavailable
+from ..model.unavailable import Maybe, Unavailable
 
 _KMSG = re.compile(r"^\s*\d+,\d+,(?P<usec>\d+),[^;]*;(?P<msg>.*)$")
 _DMESG = re.compile(r"^\s*\[\s*(?P<secs>\d+\.\d+)\]\s?(?P<msg>.*)$")
@@ -26,7 +26,7 @@ _SEGFAULT = re.compile(r"(?P<comm>[^\s\[\]]{1,64})\[(?P<pid>\d{1,10})\]: segfaul
 _TRAP = re.compile(r"traps: (?P<comm>[^\s\[\]]{1,64})\[(?P<pid>\d{1,10})\] (?P<what>general protection|trap )")
 
 
-def _split(line: str, boot_time: Optional[float]) -> tuple[str, object]:
+def _split(line: str, boot_time: Optional[float]) -> tuple[str, Maybe[float]]:
     """(message, epoch or Unavailable) for one line in any of the accepted formats."""
     no_boot = Unavailable("kernel timestamp is seconds since boot", "boot time unknown for pasted text")
     m = _KMSG.match(line)
@@ -53,7 +53,7 @@ def parse_kernel_line(line: str, boot_time: Optional[float] = None) -> Optional[
                           (_SEGFAULT, "segfault"), (_TRAP, "other")):
         m = pattern.search(message)
         if m:
-            return KernelEvent(kind=kind, pid=int(m.group("pid")), text=message.strip(), at=at)  # type: ignore[arg-type]
+            return KernelEvent(kind=kind, pid=int(m.group("pid")), text=message.strip(), at=at)
     return None
 
 

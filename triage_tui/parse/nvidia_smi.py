@@ -9,10 +9,11 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable
-from typing import Optional, Union
+from typing import Optional
 
-from ..model import Unavailable
 from ..model.snapshot import GpuDevice, GpuProcess, GpuReport
+from ..model.unavailable import Maybe, Unavailable
+from .text_errors import ParseError
 
 MIB = 1024 * 1024
 
@@ -26,11 +27,8 @@ QUERY_GPU_ARGS = ("--query-gpu=" + ",".join(QUERY_GPU_FIELDS), "--format=csv,noh
 COMPUTE_APPS_ARGS = ("--query-compute-apps=" + ",".join(COMPUTE_APPS_FIELDS), "--format=csv,noheader,nounits")
 
 
-class NvidiaSmiParseError(ValueError):
+class NvidiaSmiParseError(ParseError):
     """Text that is not what nvidia-smi prints; the message says which line and why."""
-
-
-Figure = Union[int, float, str, Unavailable]
 
 
 def _missing(raw: str) -> Optional[Unavailable]:
@@ -45,19 +43,23 @@ def _missing(raw: str) -> Optional[Unavailable]:
     return None
 
 
-def _number(raw: str, scale: float = 1.0, as_int: bool = True) -> Figure:
+def _float(raw: str, scale: float = 1.0) -> Maybe[float]:
     missing = _missing(raw)
     if missing is not None:
         return missing
     text = re.sub(r"\s{0,8}(MiB|W|%|C)$", "", raw.strip())
     try:
-        value = float(text) * scale
+        return float(text) * scale
     except ValueError:
         return Unavailable(f"unreadable value {raw.strip()!r}", "")
-    return int(round(value)) if as_int else value
 
 
-def _string(raw: str) -> Figure:
+def _int(raw: str, scale: float = 1.0) -> Maybe[int]:
+    value = _float(raw, scale)
+    return value if isinstance(value, Unavailable) else int(round(value))
+
+
+def _string(raw: str) -> Maybe[str]:
     missing = _missing(raw)
     return missing if missing is not None else raw.strip()
 
@@ -83,7 +85,7 @@ def parse_query_gpu_csv(text: str, fields: tuple[str, ...] = QUERY_GPU_FIELDS) -
     glue_at = fields.index("name") if "name" in fields else None
     for number, cells in enumerate(_csv_rows(text, len(fields), "query-gpu", glue_at), 1):
         row = dict(zip(fields, cells))  # noqa: B905 - _csv_rows checked the count; no strict=: the agent runs on 3.8
-        index = _number(row.get("index", str(number - 1)))
+        index = _int(row.get("index", str(number - 1)))
         if not isinstance(index, int):
             raise NvidiaSmiParseError(f"query-gpu line {number}: GPU index is not a number: {row.get('index')!r}")
         lost = any(isinstance(v, Unavailable) and v.reason == "GPU is lost" for v in map(_missing, cells))
@@ -92,20 +94,40 @@ def parse_query_gpu_csv(text: str, fields: tuple[str, ...] = QUERY_GPU_FIELDS) -
             name=_string(row["name"]) if "name" in row else Unavailable("not queried"),
             uuid=_string(row["uuid"]) if "uuid" in row else Unavailable("not queried"),
             pci_bus_id=_string(row["pci.bus_id"]) if "pci.bus_id" in row else Unavailable("not queried"),
-            memory_total_bytes=_number(row.get("memory.total", "N/A"), MIB),
-            memory_used_bytes=_number(row.get("memory.used", "N/A"), MIB),
-            memory_free_bytes=_number(row.get("memory.free", "N/A"), MIB),
-            memory_reserved_bytes=_number(row["memory.reserved"], MIB) if "memory.reserved" in row
+            memory_total_bytes=_int(row.get("memory.total", "N/A"), MIB),
+            memory_used_bytes=_int(row.get("memory.used", "N/A"), MIB),
+            memory_free_bytes=_int(row.get("memory.free", "N/A"), MIB),
+            memory_reserved_bytes=_int(row["memory.reserved"], MIB) if "memory.reserved" in row
             else Unavailable("not in the nvidia-smi query"),
-            utilization_gpu_percent=_number(row.get("utilization.gpu", "N/A")),
-            utilization_memory_percent=_number(row.get("utilization.memory", "N/A")),
-            temperature_c=_number(row.get("temperature.gpu", "N/A")),
-            power_draw_w=_number(row.get("power.draw", "N/A"), as_int=False),
-            power_limit_w=_number(row.get("power.limit", "N/A"), as_int=False),
+            utilization_gpu_percent=_int(row.get("utilization.gpu", "N/A")),
+            utilization_memory_percent=_int(row.get("utilization.memory", "N/A")),
+            temperature_c=_int(row.get("temperature.gpu", "N/A")),
+            power_draw_w=_float(row.get("power.draw", "N/A")),
+            power_limit_w=_float(row.get("power.limit", "N/A")),
             lost=lost,
             error=Unavailable("GPU is lost", "check `dmesg` for Xid errors") if lost else None,
         ))
     return tuple(devices)
+
+
+def is_query_gpu_header(line: str) -> bool:
+    """A pasted `--query-gpu=... --format=csv` header ("index, name, memory.used [MiB], ...")."""
+    text = line.strip()
+    return ("memory.used" in text or "utilization.gpu" in text) and "," in text and not text.startswith(("nvidia-smi", "$"))
+
+
+def parse_query_gpu_csv_with_header(text: str) -> GpuReport:
+    """`nvidia-smi --query-gpu=<fields> --format=csv` as people paste it: the header names the fields, in
+    any order and with units ("memory.used [MiB]"); the rows are read like the collector's noheader query."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    start = next((i for i, ln in enumerate(lines) if is_query_gpu_header(ln)), None)
+    if start is None:
+        raise NvidiaSmiParseError("no --query-gpu CSV header (memory.used / utilization.gpu)")
+    fields = tuple(h.strip().split(" ")[0] for h in lines[start].split(","))
+    rows = "\n".join(lines[start + 1:])
+    if not rows:
+        raise NvidiaSmiParseError("a --query-gpu CSV header without rows")
+    return GpuReport(source="nvidia-smi", devices=parse_query_gpu_csv(rows, fields))
 
 
 def parse_compute_apps_csv(text: str, fields: tuple[str, ...] = COMPUTE_APPS_FIELDS) -> tuple[tuple[str, GpuProcess], ...]:
@@ -113,11 +135,11 @@ def parse_compute_apps_csv(text: str, fields: tuple[str, ...] = COMPUTE_APPS_FIE
     out = []
     for number, cells in enumerate(_csv_rows(text, len(fields), "query-compute-apps"), 1):
         row = dict(zip(fields, cells))  # noqa: B905 - _csv_rows checked the count; no strict=: the agent runs on 3.8
-        pid = _number(row.get("pid", ""))
+        pid = _int(row.get("pid", ""))
         if not isinstance(pid, int):
             raise NvidiaSmiParseError(f"query-compute-apps line {number}: PID is not a number: {row.get('pid')!r}")
         out.append((row.get("gpu_uuid", ""), GpuProcess(
-            pid=pid, used_bytes=_number(row.get("used_memory", "N/A"), MIB), kind="compute",
+            pid=pid, used_bytes=_int(row.get("used_memory", "N/A"), MIB), kind="compute",
             name=row.get("process_name", "") or row.get("name", ""),
         )))
     return tuple(out)
@@ -191,18 +213,19 @@ def _cells(line: str) -> list[str]:
 def _stats(cells: list[str], device: GpuDevice) -> GpuDevice:
     """Fill temperature, power, memory and utilisation from a GPU's second table line."""
     first = cells[0].split()  # Fan Temp Perf Pwr:Usage/Cap, in every layout
-    temp: Figure = _number(first[1]) if len(first) > 1 else Unavailable("not in the table")
+    temp: Maybe[int] = _int(first[1]) if len(first) > 1 else Unavailable("not in the table")
     power = _POWER.search(cells[0])
-    no_power = _missing("[Not Supported]") if "Not Supported" in cells[0] else Unavailable("not in the table")
-    draw: Figure = _number(power.group(1), as_int=False) if power else no_power
-    limit: Figure = _number(power.group(2), as_int=False) if power else no_power
+    no_power = Unavailable("not supported", "this board or driver does not report it") if "Not Supported" in cells[0] \
+        else Unavailable("not in the table")
+    draw: Maybe[float] = _float(power.group(1)) if power else no_power
+    limit: Maybe[float] = _float(power.group(2)) if power else no_power
     memory = _MEMORY.search(cells[1]) if len(cells) > 1 else None
-    used: Figure = _number(memory.group(1), MIB) if memory else Unavailable("not in the table")
-    total: Figure = _number(memory.group(2), MIB) if memory else Unavailable("not in the table")
-    free: Figure = total - used if isinstance(total, int) and isinstance(used, int) else Unavailable("not in the table")
-    util: Figure = Unavailable("not in the table")
+    used: Maybe[int] = _int(memory.group(1), MIB) if memory else Unavailable("not in the table")
+    total: Maybe[int] = _int(memory.group(2), MIB) if memory else Unavailable("not in the table")
+    free: Maybe[int] = total - used if isinstance(total, int) and isinstance(used, int) else Unavailable("not in the table")
+    util: Maybe[int] = Unavailable("not in the table")
     if len(cells) > 2 and cells[2].split():
-        util = _number(cells[2].split()[0])
+        util = _int(cells[2].split()[0])
     return GpuDevice(
         index=device.index, name=device.name, uuid=device.uuid, pci_bus_id=device.pci_bus_id,
         memory_total_bytes=total, memory_used_bytes=used, memory_free_bytes=free,
@@ -222,15 +245,15 @@ def _process_row(cell: str) -> Optional[tuple[int, GpuProcess]]:
         return None
     memory_token = tokens[-1]
     name = " ".join(tokens[kind_at + 1 : -1])
-    used = _number(memory_token, MIB)
+    used = _int(memory_token, MIB)
     kind = "graphics" if tokens[kind_at] == "G" else "compute"
     return int(tokens[0]), GpuProcess(pid=int(tokens[kind_at - 1]), used_bytes=used, kind=kind, name=name)
 
 
 def parse_nvidia_smi_table(text: str) -> GpuReport:
     """The default `nvidia-smi` output as people paste it (the pre-530 and the newer layouts)."""
-    driver: Figure = Unavailable("not in the text")
-    cuda: Figure = Unavailable("not in the text")
+    driver: Maybe[str] = Unavailable("not in the text")
+    cuda: Maybe[str] = Unavailable("not in the text")
     for line in text.splitlines():
         header = _HEADER.search(line)
         if header:

@@ -29,7 +29,8 @@ from ..model.snapshot import (
 from ..model.stacks import ProcessStacks
 from .signal_lexicon import matches_any, scan_line
 from ..model.unavailable import Unavailable, is_known
-from . import curl_text, dmesg, faulthandler, free, gdb_text, log_text, nvidia_smi_basic, proc_status, ps, pyspy_text
+from . import curl_text, dmesg, faulthandler, free, gdb_text, log_text, nvidia_smi, proc_status, ps, pyspy_text
+from . import system_text
 from .prose_figures import ProseFigure, figures_in
 from .torchrun_summary import failures
 from .text_errors import ParseError
@@ -46,7 +47,8 @@ _CHAT = re.compile(r"^\[?\d{1,2}:\d\d(?::\d\d)?(?:\s?[AaPp][Mm])?\]?\s{1,4}(?:<[
 
 @dataclass(frozen=True)
 class PastePart:
-    kind: str  # ps | free | proc-status | nvidia-smi | gpu-csv | py-spy | py-spy-json | faulthandler | gdb | pystack
+    kind: str  # ps | free | proc-status | nvidia-smi | nvidia-smi-q | nvidia-smi-dmon | gpu-csv | vmstat | ss | py-spy
+    #            | py-spy-json | faulthandler | gdb | pystack
     #            | kernel | curl | traceback | log | text | command
     first_line: int  # 1-based, inclusive
     last_line: int
@@ -63,6 +65,8 @@ class PasteEvidence:
     stacks: tuple[ProcessStacks, ...]  # raw: the diagnosis side classifies and groups them
     signal_lines: tuple[tuple[int, str], ...] = ()  # (line number, text) of every line outside tables and logs
     prose: tuple[ProseFigure, ...] = ()  # figures quoted in sentences ("GPU util 100 % at 19 W")
+    vmstat: Optional["system_text.VmstatFigures"] = None
+    connecting: tuple[str, ...] = ()  # peers a socket is still trying to reach (ss / netstat SYN-SENT)
 
 
 # ---------------------------------------------------------------- splitting
@@ -76,7 +80,7 @@ def _run(lines: list[str], i: int, keep: Callable[[str], bool], blank_ok: bool =
                 j = nxt
                 continue
             break
-        if _FENCE.match(line) or _PROMPT.match(line) or not keep(line):
+        if _FENCE.match(line) or (_PROMPT.match(line) and not _is_heading(line)) or not keep(line):
             break
         j += 1
     return j
@@ -113,7 +117,17 @@ def _starts(lines: list[str], i: int) -> Optional[tuple[str, int]]:
     end = _nvsmi(lines, i)
     if end:
         return "nvidia-smi", end
-    if nvidia_smi_basic.is_csv_header(line):
+    if system_text.is_query_start(line):
+        return "nvidia-smi-q", _run(lines, i, lambda t: t.startswith((" ", "\t", "=")) or bool(system_text._Q_GPU.match(t.strip()))
+                                    or ":" in t, blank_ok=True)
+    if system_text.DMON_HEADER.match(s):
+        return "nvidia-smi-dmon", _run(lines, i, lambda t: t.strip().startswith("#") or t.strip()[:1].isdigit())
+    if system_text.VMSTAT_HEADER.match(line) or s.startswith("procs ---"):
+        return "vmstat", _run(lines, i, lambda t: bool(system_text.VMSTAT_HEADER.match(t)) or t.split()[:1] != []
+                              and t.split()[0].isdecimal())
+    if system_text.is_socket_line(line) or s.startswith(("State ", "Netid ", "Proto Recv-Q", "Active Internet")):
+        return "ss", _run(lines, i, lambda t: system_text.is_socket_line(t) or t.lstrip().startswith(("State ", "Proto ")))
+    if nvidia_smi.is_query_gpu_header(line):
         return "gpu-csv", _run(lines, i, lambda t: "," in t)
     if ps.is_ps_header(line):
         return "ps", _run(lines, i, lambda t: bool(t.split()) and not ps.is_ps_header(t))
@@ -245,15 +259,10 @@ def _pyspy_json(text: str) -> tuple[ProcessStacks, ...]:
 
 
 def _gpu(text: str, table: bool) -> GpuReport:
-    """The gpu part's table parser first; a pasted CSV has a header in any field order, which the
-    small header-driven reader handles (the gpu part's CSV reader takes its own noheader query)."""
+    """The collector's nvidia-smi readers: the table, or a pasted CSV whose header names its fields."""
     if table:
-        try:
-            from . import nvidia_smi
-            return nvidia_smi.parse_nvidia_smi_table(text)
-        except (ImportError, ValueError):
-            return nvidia_smi_basic.parse_table(text)
-    return nvidia_smi_basic.parse_csv(text)
+        return nvidia_smi.parse_nvidia_smi_table(text)
+    return nvidia_smi.parse_query_gpu_csv_with_header(text)
 
 
 def _merge(old: ProcessInfo, new: ProcessInfo) -> ProcessInfo:
@@ -284,6 +293,8 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
     stacks: list[ProcessStacks] = []
     prose: list[ProseFigure] = []
     signal_lines: list[tuple[int, str]] = []
+    vmstat: Optional[system_text.VmstatFigures] = None
+    connects: list[str] = []
     unit = 1024
     done: list[PastePart] = []
     for part in parts:
@@ -309,6 +320,23 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
             elif part.kind in ("nvidia-smi", "gpu-csv"):
                 gpus = _gpu(part.text, part.kind == "nvidia-smi")
                 used_as = f"{len(gpus.devices)} GPUs ({part.kind})"
+            elif part.kind in ("nvidia-smi-q", "nvidia-smi-dmon"):
+                gpus = system_text.parse_query(part.text) if part.kind == "nvidia-smi-q" else system_text.parse_dmon(part.text)
+                used_as = f"{len(gpus.devices)} GPUs ({part.kind.replace('-q', ' -q').replace('-dmon', ' dmon')})" \
+                    if gpus.devices else ""
+                note = "" if gpus.devices else "no GPU figures found"
+            elif part.kind == "vmstat":
+                vm = system_text.parse_vmstat(part.text)
+                if vm is not None:
+                    vmstat = vm
+                    used_as = f"vmstat: {vm.runnable} runnable, {vm.blocked} blocked in D" + (
+                        f", {vm.iowait_percent} % iowait" if vm.iowait_percent is not None else "")
+                else:
+                    note = "vmstat without a data row"
+            elif part.kind == "ss":
+                peers = system_text.connecting(part.text)
+                connects.extend(peers)
+                used_as = f"sockets (ss/netstat): {len(peers)} still connecting" + (f" to {', '.join(peers[:3])}" if peers else "")
             elif part.kind in ("py-spy", "faulthandler", "py-spy-json", "gdb", "pystack"):
                 fn = {"py-spy": pyspy_text.parse_pyspy_text, "faulthandler": faulthandler.parse_faulthandler,
                       "py-spy-json": _pyspy_json, "gdb": gdb_text.parse_gdb, "pystack": gdb_text.parse_pystack}[part.kind]
@@ -349,7 +377,7 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
             note = f"could not parse: {exc}"
         done.append(replace(part, used=bool(used_as), used_as=used_as, note=note))
     return PasteEvidence(tuple(done), _snapshot(now, processes, system, gpus, logs, events, probes, done),
-                         tuple(stacks), tuple(signal_lines), tuple(prose))
+                         tuple(stacks), tuple(signal_lines), tuple(prose), vmstat, tuple(connects))
 
 
 def _snapshot(now, processes, system, gpus, logs, events, probes, parts) -> Snapshot:

@@ -73,7 +73,7 @@ def parse_status_numbers(text: str) -> StatusNumbers:
     values: list[Optional[int]] = []
     for needle, first in _NUMBER_NEEDLES:
         line = _status_line(text, needle, first)
-        parts = line.split() if line is not None else ()
+        parts = line.split() if line is not None else []
         try:
             number = int(parts[0])
         except (ValueError, IndexError):
@@ -86,7 +86,7 @@ def parse_status_numbers(text: str) -> StatusNumbers:
         nspid = tuple(int(x) for x in nspid_line.split()) if nspid_line else ()
     except ValueError:
         nspid = ()
-    return StatusNumbers(name.strip() if name is not None else None, *values, nspid)  # type: ignore[arg-type]
+    return StatusNumbers._make((name.strip() if name is not None else None, *values, nspid))
 
 
 class ProcStat(NamedTuple):

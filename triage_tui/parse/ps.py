@@ -19,6 +19,8 @@ KNOWN = frozenset({
     "START", "STARTED", "TIME", "CPUTIME", "COMMAND", "CMD", "ARGS", "COMM", "ELAPSED", "ETIME", "ETIMES", "WCHAN",
     "NLWP", "THCNT", "MAJFLT", "MAJ_FLT", "MINFLT", "MIN_FLT", "PRI", "NI", "LWP", "TID", "PSR", "C", "F", "SZ",
     "ADDR", "PGID", "SID", "SESS", "TPGID", "LSTART",
+    # top / htop's process table
+    "PR", "VIRT", "RES", "SHR", "TIME+", "SWAP", "CODE", "DATA", "P", "NTH", "nTH", "PGRP",
 })
 _LAST = ("COMMAND", "CMD", "ARGS")
 _TIME = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
@@ -67,6 +69,17 @@ def parse_ps(text: str) -> PsTable:
     return PsTable(headers, tuple(rows), tuple(skipped))
 
 
+_TOP_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+
+
+def _top_size(text: str) -> int:
+    """top prints KiB, or `1.2g`, `450m` when the number is wide."""
+    unit = text[-1:].lower()
+    if unit in _TOP_UNITS:
+        return int(float(text[:-1]) * _TOP_UNITS[unit])
+    return int(text) * 1024
+
+
 def _row(headers: tuple[str, ...], line: str) -> ProcessInfo:
     last_is_cmd = headers[-1] in _LAST or headers[-1] == "COMM"
     parts = line.split(None, len(headers) - 1) if last_is_cmd else line.split()
@@ -81,12 +94,15 @@ def _row(headers: tuple[str, ...], line: str) -> ProcessInfo:
     kw: dict = {}
     if "%CPU" in cells or "PCPU" in cells:
         kw["cpu_percent"] = float(cells.get("%CPU") or cells["PCPU"])
-    for key in ("TIME", "CPUTIME"):
+    for key in ("TIME", "CPUTIME", "TIME+"):
         if key in cells:
             kw["cpu_time_s"] = parse_cputime(cells[key])
     for key, field in (("RSS", "rss_bytes"), ("RSZ", "rss_bytes"), ("VSZ", "vms_bytes"), ("VSIZE", "vms_bytes")):
         if key in cells:
             kw[field] = int(cells[key]) * 1024
+    for key, field in (("RES", "rss_bytes"), ("VIRT", "vms_bytes")):  # top: KiB, or with a unit suffix
+        if key in cells and key not in ("RSS", "VSZ"):
+            kw[field] = _top_size(cells[key])
     for key in ("MAJFLT", "MAJ_FLT"):
         if key in cells and cells[key] != "-":
             kw["major_faults"] = int(cells[key])

@@ -56,7 +56,7 @@ def diff(old: Any, new: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
 
     Empty when they are equal. Fields named in `skip` are left to the caller."""
     out: dict[str, Any] = {}
-    cls = type(new)
+    cls: type = type(new)
     values = values_getter(cls)
     olds, news = values(old), values(new)
     names = field_names(cls)
@@ -80,7 +80,7 @@ def apply(old: Any, delta: dict[str, Any], unknown: Optional[Callable[[str], Non
 
     A key this version does not know (written by a newer triage) is reported to `unknown`
     and ignored."""
-    cls = type(old)
+    cls: type = type(old)
     types_by_key = field_types(cls)
     changes: dict[str, Any] = {}
     for key, data in delta.items():

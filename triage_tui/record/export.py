@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..model.moment import Moment
+from ..model.text_format import file_stamp
 from ..render.markdown import render_report_markdown
 from ..render.report_json import render_report_json
 from .reader import read_record
@@ -29,7 +30,7 @@ def export_markdown(moments: Sequence[Moment], changelog: Sequence[str], host: s
     text = render_report_markdown(list(moments), list(changelog))
     host = host or (moments[-1].snapshot.host if moments else "")
     safe_host = re.sub(r"[^A-Za-z0-9._-]+", "_", str(host)).strip("_") or "host"
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(moments[-1].taken_at if moments else time.time()))
+    stamp = file_stamp(moments[-1].taken_at if moments else time.time())
     directory = Path(directory)
     path = directory / f"triage-report-{safe_host}-{stamp}.md"
     n = 2

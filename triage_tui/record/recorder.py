@@ -31,6 +31,8 @@ from ..model.codec import to_data
 from ..model.moment import Moment
 from ..model.snapshot import SCHEMA_VERSION as SNAPSHOT_SCHEMA_VERSION
 from ..model.stacks import StackCapture
+from ..model.text_format import file_stamp
+from ..model.text_format import size as size_text  # `size` is a local name in write()
 from .snapshot_codec import MomentEncoder
 
 RECORD_SCHEMA_VERSION = 2  # 2: the diagnosis apart from the snapshot (Moments)
@@ -58,7 +60,7 @@ def default_record_path(host_name: str, started_at: float, directory: Optional[P
     """One file per incident, named for its host and start time: triage-HOST-YYYYmmdd-HHMMSS.jsonl.gz."""
     directory = directory if directory is not None else state_directory()
     safe_host = re.sub(r"[^A-Za-z0-9._-]+", "_", host_name) or "host"
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(started_at))
+    stamp = file_stamp(started_at)
     path = directory / f"triage-{safe_host}-{stamp}.jsonl.gz"
     n = 2
     while path.exists():
@@ -175,7 +177,7 @@ class Recorder:
         if self.failed is not None:
             return f"not recording: {self.failed}"
         if self.capped:
-            return f"recording stopped: the record reached its cap of {_size(self.cap_bytes)} ({self.path})"
+            return f"recording stopped: the record reached its cap of {size_text(self.cap_bytes)} ({self.path})"
         if self._file.closed:
             return f"recorded to {self.path} (replay it: triage replay {self.path})"
         return f"recording to {self.path}"
@@ -217,7 +219,7 @@ class Recorder:
         if self.bytes_written + size + _NOTE_RESERVE > self.cap_bytes and record.get("kind") != "header":
             self.capped = True
             note = {"kind": "note", "at": at if at is not None else time.time(), "capped": True,
-                    "text": f"record cap of {_size(self.cap_bytes)} reached: recording stopped here"}
+                    "text": f"record cap of {size_text(self.cap_bytes)} reached: recording stopped here"}
             self._append(json.dumps(note, separators=(",", ":")) + "\n")
             return False
         return self._append(line)
@@ -232,14 +234,6 @@ class Recorder:
         self.bytes_written = self._file.tell() if self.compressed else self.bytes_written + len(line.encode("utf-8"))
         self.records += 1
         return True
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}".replace(".0 ", " ")
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"
 
 
 def recorder_from_args(

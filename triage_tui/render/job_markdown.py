@@ -3,15 +3,15 @@ differ), then one row per node, then the cross-node stack groups, then each node
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 from ..model.job import JobHypothesis, JobMoment, JobStackGroup, NodeSummary
+from ..model.text_format import clock
 from .figures import duration
 
 
 def _clock(at: float | None) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(at)) if at else "never"
+    return clock(at) if at else "never"
 
 
 def _cell(text: object) -> str:

@@ -12,7 +12,6 @@ ones are one short list; logs are verbatim; long tables end in "N more"; no app 
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Sequence
 from typing import Optional
 
@@ -30,23 +29,17 @@ from ..model.snapshot import (
     TargetMemory,
 )
 from ..model.stacks import StackCapture, StackGroup
-from ..model.unavailable import is_known
+from ..model.text_format import clock as _clock
+from ..model.text_format import stamp as _stamp
+from ..model.unavailable import is_known, known_or
 from .figures import duration, number, ratio, size, unavailable_text
-from .verdict import dedupe_evidence, shell_words, strongest_evidence, verdict, verdict_text
+from .verdict import dedupe_evidence, is_quiet, shell_words, strongest_evidence, verdict, verdict_text
 from .waits_text import wait_lines
 
 LOG_LINES = 15  # last lines of each log in the report
 TABLE_ROWS = 30  # a longer table ends in "N more" (a ticket is read, not searched)
 STACK_FRAMES = 12  # frames of the odd rank's stack in the summary
 RSS_ILLUSION_RATIO = 1.5  # RSS sum above this many times the PSS sum: say that RSS overstates memory
-
-
-def _clock(ts: float) -> str:
-    return datetime.datetime.fromtimestamp(ts).strftime("%H:%M:%S")
-
-
-def _stamp(ts: float) -> str:
-    return datetime.datetime.fromtimestamp(ts).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
 def _cell(text: object) -> str:
@@ -169,13 +162,13 @@ def _rss_illusion(snap: Snapshot) -> str:
     covered = [p for p in snap.processes if not p.exited and is_known(p.pss_bytes) and is_known(p.rss_bytes)]
     if len(covered) < 2:
         return ""
-    rss = sum(p.rss_bytes for p in covered)  # type: ignore[misc]
-    pss = sum(p.pss_bytes for p in covered)  # type: ignore[misc]
+    rss = sum(known_or(p.rss_bytes, 0) for p in covered)  # all known: the 0 is never used
+    pss = sum(known_or(p.pss_bytes, 0) for p in covered)
     r = ratio(rss, pss)
     if r is None or r < RSS_ILLUSION_RATIO:
         return ""
-    shared_file = sum(p.rss_file_bytes for p in covered if is_known(p.rss_file_bytes))  # type: ignore[misc]
-    shared_shmem = sum(p.rss_shmem_bytes for p in covered if is_known(p.rss_shmem_bytes))  # type: ignore[misc]
+    shared_file = sum(p.rss_file_bytes for p in covered if is_known(p.rss_file_bytes))
+    shared_shmem = sum(p.rss_shmem_bytes for p in covered if is_known(p.rss_shmem_bytes))
     system = snap.memory.system
     text = (
         f"**RSS overstates memory here:** the RSS sum of {len(covered)} processes is {size(rss)}, "
@@ -242,7 +235,7 @@ def _logs(logs: Sequence[LogTail]) -> list[str]:
             lines.append(f"- {unavailable_text(tail.error)}")
         silent = tail.seconds_since_last_byte
         since = f" (last byte at {_clock(tail.last_byte_at)})" if is_known(tail.last_byte_at) else ""
-        lines.append(f"- Silent for: {number(silent, '{:.0f}', ' s') if is_known(silent) else number(silent)}{since}")
+        lines.append(f"- Silent for: {duration(silent)}{since}")
         lines.append(f"- Size: {size(tail.size_bytes)}")
         shown = tail.lines[-LOG_LINES:]
         if shown or tail.partial:
@@ -307,8 +300,8 @@ def _observations(diagnosis: Diagnosis) -> list[str]:
 
 
 def _quiet(h: Hypothesis) -> bool:
-    """Ruled out, or unlikely with nothing for it: one line in the short list, not a section."""
-    return h.status == "ruled out" or (h.status == "unlikely" and not h.for_)
+    """Ruled out, or unlikely with nothing standing for it: one line in the short list, not a section."""
+    return is_quiet(h)
 
 
 def _hypotheses(diagnosis: Diagnosis) -> list[str]:
@@ -328,7 +321,7 @@ def _hypotheses(diagnosis: Diagnosis) -> list[str]:
     unlikely = [h for h in quiet if h.status == "unlikely"]
     ruled_out = [h for h in quiet if h.status == "ruled out"]
     if unlikely:
-        lines += [f"**Unlikely, nothing for them:** {', '.join(f'{h.title} (`{h.id}`)' for h in unlikely)}.", ""]
+        lines += [f"**Unlikely (nothing stands for them):** {', '.join(f'{h.title} (`{h.id}`)' for h in unlikely)}.", ""]
     if ruled_out:
         lines += ["**Ruled out:**", ""] + [
             f"- {h.title} (`{h.id}`)" + (f": {h.against[0]}" if h.against else "") for h in ruled_out] + [""]

@@ -6,22 +6,18 @@ Pure: a StackCapture in, lines out. Each stack reads like a Python traceback (ou
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Sequence
 
 from ..diagnose.wait_kinds import frame_label
 from ..model.stacks import Frame, ProcessStacks, StackCapture, StackGroup, ThreadStack
+from ..model.text_format import clock, duration
 
 
 def _plural(n: int, word: str) -> str:
     if n == 1:
         return f"{n} {word}"
     return f"{n} {word}es" if word.endswith("s") else f"{n} {word}s"
-
-
-def _duration(ms: float) -> str:
-    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
 def pid_list(pids: Sequence[int]) -> str:
@@ -91,7 +87,7 @@ def group_header(number: int, group: StackGroup, threads: Sequence[ThreadStack])
         detail += " (" + ", ".join(names[:4]) + (", ..." if len(names) > 4 else "") + ")"
     lines.append(detail)
     if group.unchanged_for_s is not None:
-        lines.append(f"    unchanged for {group.unchanged_for_s:.0f} s (same stack in the earlier capture)")
+        lines.append(f"    unchanged for {duration(group.unchanged_for_s)} (same stack in the earlier capture)")
     return lines
 
 
@@ -123,10 +119,10 @@ def format_errors(processes: Sequence[ProcessStacks]) -> list[str]:
 def summary_lines(capture: StackCapture) -> list[str]:
     threads = sum(len(p.threads) for p in capture.processes)
     sources = Counter(p.source for p in capture.processes if p.threads)
-    when = time.strftime("%H:%M:%S", time.localtime(capture.taken_at))
+    when = clock(capture.taken_at)
     head = (
         f"Stacks of {_plural(len(capture.pids), 'process')} ({_plural(threads, 'thread')}) at {when}, "
-        f"in {_duration(capture.duration_ms)}"
+        f"in {duration(capture.duration_ms / 1000)}"
     )
     if sources:
         head += ": " + ", ".join(f"{n} by {src}" for src, n in sorted(sources.items()))

@@ -74,6 +74,12 @@ def engine_order(hypotheses: Sequence[Any]) -> list[Any]:
     return list(hypotheses)
 
 
+def is_quiet(h: Any) -> bool:
+    """Noise on a first look: ruled out, or unlikely with nothing standing for it (no evidence for it, or
+    what is for it outweighed to a score of 0). Every face folds these into one short list."""
+    return h.status == "ruled out" or (h.status == "unlikely" and (not h.for_ or h.score <= 0))
+
+
 def causes(hypotheses: Sequence[Any]) -> list[Any]:
     """The causes in the engine's order (a finding — a fact about the evidence — is never a verdict)."""
     return [h for h in hypotheses if getattr(h, "kind", "cause") == "cause"]

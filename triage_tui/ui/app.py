@@ -194,7 +194,7 @@ class TriageApp(App[None]):
             rows = f"{first} " + " ".join(["12"] * 5)
             if self._narrow_rows != rows:
                 self._narrow_rows = rows
-                panes.styles.grid_rows = rows  # type: ignore[assignment]  # textual parses the text
+                panes.styles.grid_rows = rows  # textual parses the text
         elif self._narrow_rows is not None:
             self._narrow_rows = None
             panes.styles.clear_rule("grid_rows")
@@ -445,7 +445,7 @@ class TriageApp(App[None]):
         except Exception as exc:  # a host promises not to raise; if it does, say so on the screen
             result = Unavailable(f"cannot read the mappings of PID {pid}: {type(exc).__name__}: {exc}")
         if isinstance(result, Unavailable):
-            error = str(result)
+            error = f"{result.reason}" + (f" ({result.hint})" if result.hint else "")
         else:
             mappings = result
         if not get_current_worker().is_cancelled:

@@ -19,6 +19,7 @@ class ExportError(OSError):
 def export_report_somewhere(moments: Sequence[Moment], changelog: Sequence[str], host: str,
                             directories: Sequence[str]) -> str:
     """Write the report into the first of `directories` that takes it; return the path written.
+    Blocking file I/O: call it from a thread worker.
     ExportError names every directory tried and why it refused (read-only, gone, full)."""
     reasons: list[str] = []
     for directory in directories:

@@ -1,4 +1,5 @@
-"""Plain-text formatting of figures for the panes: sizes, durations, bars, sparklines.
+"""The panes' figures: model/text_format.py's "cell" register (sizes, durations, clock, the reason of an
+Unavailable), and what only a pane draws (MiB like nvidia-smi, percentages, bars, sparklines, idle-for).
 
 Pure functions (no textual import) so they can be tested without an app. An Unavailable
 figure renders as "n/a" in a cell; panes show its reason where there is room.
@@ -6,48 +7,33 @@ figure renders as "n/a" in a cell; panes show its reason where there is room.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Optional
 
-from ..model.unavailable import Unavailable, is_known
+from ..model import text_format
+from ..model.text_format import CELL, Figure, clock, reason
+from ..model.unavailable import is_known
+
+__all__ = ["bar", "clock", "duration", "idle_for", "mib", "percent", "ratio", "reason", "size", "sparkline"]
 
 SPARK = "▁▂▃▄▅▆▇█"
 
 
-def size(value: object) -> str:
-    """Bytes as a short human figure: 425G, 18M, 512K (powers of 1024, like `free -h`)."""
-    if not is_known(value):
-        return "n/a"
-    n = float(value)  # type: ignore[arg-type]
-    for unit in ("B", "K", "M", "G", "T", "P"):
-        if abs(n) < 1024 or unit == "P":
-            if unit == "B":
-                return f"{int(n)}B"
-            return f"{n:.1f}{unit}" if abs(n) < 10 else f"{n:.0f}{unit}"
-        n /= 1024
-    return f"{n:.0f}P"
+def size(value: Figure) -> str:
+    """Bytes as a short figure: 425G, 18M, 512B (powers of 1024, like `free -h`)."""
+    return text_format.size(value, CELL)
 
 
-def mib(value: object) -> str:
+def mib(value: Figure) -> str:
     """Bytes as MiB, the unit nvidia-smi prints (76017MiB)."""
     if not is_known(value):
         return "n/a"
-    return f"{int(value) // (1024 * 1024)}MiB"  # type: ignore[arg-type]
+    return f"{int(value) // (1024 * 1024)}MiB"
 
 
-def duration(seconds: object) -> str:
+def duration(seconds: Figure) -> str:
     """Seconds as 45s, 5m02s, 3h04m, 2d03h."""
-    if not is_known(seconds):
-        return "n/a"
-    s = int(float(seconds))  # type: ignore[arg-type]
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 86400:
-        return f"{s // 3600}h{(s % 3600) // 60:02d}m"
-    return f"{s // 86400}d{(s % 86400) // 3600:02d}h"
+    return text_format.duration(seconds, CELL)
 
 
 def idle_for(seconds: float) -> str:
@@ -66,15 +52,10 @@ def idle_for(seconds: float) -> str:
     return duration(s)
 
 
-def percent(value: object, digits: int = 0) -> str:
+def percent(value: Figure, digits: int = 0) -> str:
     if not is_known(value):
         return "n/a"
-    return f"{float(value):.{digits}f}%"  # type: ignore[arg-type]
-
-
-def clock(epoch: float) -> str:
-    """Wall-clock time of day in the local zone, as a person reads it in a terminal."""
-    return time.strftime("%H:%M:%S", time.localtime(epoch))
+    return f"{float(value):.{digits}f}%"
 
 
 def bar(fraction: Optional[float], width: int = 10) -> str:
@@ -86,9 +67,9 @@ def bar(fraction: Optional[float], width: int = 10) -> str:
     return "█" * full + "░" * (width - full)
 
 
-def ratio(part: object, whole: object) -> Optional[float]:
-    if is_known(part) and is_known(whole) and float(whole) > 0:  # type: ignore[arg-type]
-        return float(part) / float(whole)  # type: ignore[arg-type]
+def ratio(part: Figure, whole: Figure) -> Optional[float]:
+    if is_known(part) and is_known(whole) and float(whole) > 0:
+        return float(part) / float(whole)
     return None
 
 
@@ -106,10 +87,3 @@ def sparkline(values: Sequence[Optional[float]], width: int = 12, top: Optional[
         else:
             out.append(SPARK[min(len(SPARK) - 1, int(v / peak * (len(SPARK) - 1) + 0.5))])
     return "".join(out)
-
-
-def reason(value: object) -> str:
-    """The why of an Unavailable, or '' for a known value."""
-    if isinstance(value, Unavailable):
-        return value.reason + (f" ({value.hint})" if value.hint else "")
-    return ""

@@ -8,7 +8,6 @@ comes back here. While drilled in, only that node is refreshed (by its own app).
 
 from __future__ import annotations
 
-import time
 from typing import Optional
 
 from rich.text import Text
@@ -20,6 +19,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from ..fleet import Fleet
 from ..model.job import JobMoment, NodeSummary
+from ..model.text_format import clock
 from .workers import Cancelled, call_cancellable
 
 COLUMNS = ("node", "answers", "mode", "procs", "states", "GPUs", "log silent", "port", "top cause")
@@ -32,7 +32,7 @@ class JobMomentReady(Message):
 
 
 def _clock(at: Optional[float]) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(at)) if at else "never"
+    return clock(at) if at else "never"
 
 
 def _silence(seconds: Optional[float]) -> str:

@@ -23,12 +23,12 @@ class Row:
     collapsed: bool
 
 
-SORT_KEYS: dict[str, Callable[[ProcessInfo], object]] = {
+SORT_KEYS: dict[str, Callable[[ProcessInfo], float | str]] = {
     "pid": lambda p: p.pid,
-    "cpu": lambda p: -float(p.cpu_percent) if is_known(p.cpu_percent) else 0.0,  # type: ignore[arg-type]
-    "rss": lambda p: -int(p.rss_bytes) if is_known(p.rss_bytes) else 0,  # type: ignore[arg-type]
-    "pss": lambda p: -int(p.pss_bytes) if is_known(p.pss_bytes) else 0,  # type: ignore[arg-type]
-    "time": lambda p: -float(p.cpu_time_s) if is_known(p.cpu_time_s) else 0.0,  # type: ignore[arg-type]
+    "cpu": lambda p: -float(p.cpu_percent) if is_known(p.cpu_percent) else 0.0,
+    "rss": lambda p: -int(p.rss_bytes) if is_known(p.rss_bytes) else 0,
+    "pss": lambda p: -int(p.pss_bytes) if is_known(p.pss_bytes) else 0,
+    "time": lambda p: -float(p.cpu_time_s) if is_known(p.cpu_time_s) else 0.0,
     "name": lambda p: p.name.lower(),
 }
 
@@ -54,7 +54,7 @@ def tree_rows(
     """
     key = SORT_KEYS.get(sort, SORT_KEYS["pid"])
     if flat:
-        ordered = sorted(processes, key=key, reverse=reverse)  # type: ignore[arg-type]
+        ordered = sorted(processes, key=key, reverse=reverse)
         return [Row(p, 0, False, False) for p in ordered if not filter_text or matches(p, filter_text)]
     by_pid = {p.pid: p for p in processes}
     children: dict[int, list[ProcessInfo]] = {}
@@ -76,7 +76,7 @@ def tree_rows(
                     pid = parent.ppid if parent is not None and parent.ppid in by_pid and parent.ppid != pid else None
     rows: list[Row] = []
     # a stack pops the last pushed first: push in the opposite order of the one shown
-    stack: list[tuple[ProcessInfo, int]] = [(p, 0) for p in sorted(roots, key=key, reverse=not reverse)]  # type: ignore[arg-type]
+    stack: list[tuple[ProcessInfo, int]] = [(p, 0) for p in sorted(roots, key=key, reverse=not reverse)]
     visited: set[int] = set()
     while stack:
         p, depth = stack.pop()
@@ -89,6 +89,6 @@ def tree_rows(
         is_collapsed = keep is None and p.pid in collapsed and bool(kids)
         rows.append(Row(p, depth, bool(kids), is_collapsed))
         if not is_collapsed:
-            for kid in sorted(kids, key=key, reverse=not reverse):  # type: ignore[arg-type]
+            for kid in sorted(kids, key=key, reverse=not reverse):
                 stack.append((kid, depth + 1))
     return rows

@@ -3,6 +3,7 @@ check and the key that does it — or what is missing before there is one. One o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, Optional
 
@@ -12,6 +13,7 @@ from ..model.moment import Moment
 from ..render.verdict import Verdict, verdict
 
 STATUS_STYLE = {"likely": "bold red", "possible": "bold yellow"}
+_PAREN = re.compile(r"\s*\((?:[^()]|\([^()]*\))*\)")  # "(it is in Condition.wait (threading.py:327) …)"
 
 
 def verdict_of(shown: Optional[Moment], timeline: Sequence[Moment], has_stacks: bool = False) -> Verdict:
@@ -32,8 +34,12 @@ def render_verdict_line(v: Verdict, width: int = 0) -> Text:
         out.append(v.missing, style="dim")
         return out
     room = 2 * width - 3 if width > 0 else 10_000  # two lines, less the padding and a cell to spare
-    head = f"▶ {v.status}: {v.title}"
     key = f" · press {v.next_check.key}" if v.next_check.key else ""
+    title = v.title
+    if len(f"▶ {v.status}: {title}") + len(key) > room // 2 + 20:  # a long title: its asides go first
+        title = _PAREN.sub("", title).strip() or title
+    title = _cut(title, room - len(key) - len(f"▶ {v.status}: ")) or title[: max(10, room - len(key) - 12)]
+    head = f"▶ {v.status}: {title}"
     left = room - len(head) - len(key)
     nxt = f" · next: {v.next_check.shell}" if v.next_check.shell else ""
     ev = f" · {v.evidence}" if v.evidence else ""
@@ -43,7 +49,7 @@ def render_verdict_line(v: Verdict, width: int = 0) -> Text:
     out.append("▶ ")
     out.append(v.status, style=STATUS_STYLE.get(v.status, "bold"))
     out.append(": ")
-    out.append(v.title, style="bold")
+    out.append(title, style="bold")
     if ev:
         out.append(ev)
     if nxt:

@@ -61,7 +61,7 @@ class PaneScroll(VerticalScroll):
 
 def _height(widget: Static, width: int) -> int:
     """Lines the widget's content takes at `width`, measured as textual measures it for a layout."""
-    return widget.visual.get_height(widget.styles, width)
+    return widget.visual.get_height(widget.styles, width)  # type: ignore[arg-type]  # textual itself passes styles here
 
 
 def update_static(widget: Static, text: Text) -> None:

@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from ...model.snapshot import GpuDevice
-from ...model.unavailable import Unavailable, is_known
+from ...model.unavailable import Maybe, Unavailable, is_known
 from .. import format as fmt
 from . import Pane, PaneScroll, View, update_static
 
@@ -17,7 +17,7 @@ class GpusPane(Pane):
     number = 2
     title = "GPUs"
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         with PaneScroll(id="gpu-scroll"):
             yield Static("waiting for the first refresh", id="gpu-body")
 
@@ -61,7 +61,7 @@ def render_gpus(view: View, width: int = 80) -> Text:
     history: dict[int, list[tuple[float | None, float | None]]] = {}
     for snap in [m.snapshot for m in list(view.history)[-HISTORY:]]:
         for d in snap.gpus.devices:
-            util = float(d.utilization_gpu_percent) if is_known(d.utilization_gpu_percent) else None  # type: ignore[arg-type]
+            util = float(d.utilization_gpu_percent) if is_known(d.utilization_gpu_percent) else None
             history.setdefault(d.index, []).append((fmt.ratio(d.memory_used_bytes, d.memory_total_bytes), util))
     out = Text()
     out.append(f"{'#':>2} {'memory used/total':<21} {'util':>4} {'power':>8} PIDs  mem·util\n", style="bold")
@@ -73,8 +73,8 @@ def render_gpus(view: View, width: int = 80) -> Text:
         frac = fmt.ratio(d.memory_used_bytes, d.memory_total_bytes)
         used = fmt.mib(d.memory_used_bytes).removesuffix("MiB")
         out.append(f"{d.index:>2} {fmt.bar(frac, 6)} {used + '/' + fmt.mib(d.memory_total_bytes):<14} ")
-        util = fmt.percent(d.utilization_gpu_percent)
-        out.append(f"{util:>4}", style="bold yellow" if util == "0%" and frac and frac > 0.5 else "")
+        util_text = fmt.percent(d.utilization_gpu_percent)
+        out.append(f"{util_text:>4}", style="bold yellow" if util_text == "0%" and frac and frac > 0.5 else "")
         out.append(f" {_watts(d.power_draw_w) + '/' + _watts(d.power_limit_w) + 'W':>8} ")
         pids = ",".join(str(p.local_pid if p.local_pid is not None else p.pid) for p in d.processes) or "-"
         out.append(pids)
@@ -110,5 +110,5 @@ def _unread_fields(devices: tuple[GpuDevice, ...]) -> list[str]:
             for (label, reason), gpus in why.items()]
 
 
-def _watts(value: object) -> str:
-    return f"{float(value):.0f}" if is_known(value) else "n/a"  # type: ignore[arg-type]
+def _watts(value: Maybe[float]) -> str:
+    return f"{float(value):.0f}" if is_known(value) else "n/a"

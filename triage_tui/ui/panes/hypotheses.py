@@ -11,7 +11,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from rich.cells import cell_len
 from rich.text import Text, TextType
@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.widgets import Tree
 
 from ...model.diagnosis import Diagnosis, Hypothesis
-from ...render.verdict import dedupe_evidence, split_next_check
+from ...render.verdict import dedupe_evidence, is_quiet, split_next_check
 from .. import format as fmt
 from . import Pane, View
 
@@ -37,13 +37,13 @@ class HypothesesPane(Pane):
     number = 6
     title = "Hypotheses"
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:  # textual.Widget keywords, passed on
+        super().__init__(**kwargs)
         self._key: object = None
         self._spec: Optional[list[NodeSpec]] = None  # the nodes shown
         self._width = 0  # the width the texts were wrapped at
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         tree = HypothesisTree("hypotheses", id="hyp-tree")
         tree.show_root = False
         tree.guide_depth = 2
@@ -94,9 +94,9 @@ class HypothesesPane(Pane):
             if item.is_leaf:
                 tree.root.add_leaf(item.label)
                 continue
-            node = tree.root.add(item.label, data=item.data, expand=item.expand or item.data in expanded)
-            for leaf in item.leaves:
-                node.add_leaf(leaf)
+            branch = tree.root.add(item.label, data=item.data, expand=item.expand or item.data in expanded)
+            for text in item.leaves:
+                branch.add_leaf(text)
         if tree.cursor_line < 0:
             tree.cursor_line = 0
 
@@ -144,8 +144,8 @@ FOLDED = "folded"  # the data of the "N more" node
 
 
 def folds(h: Hypothesis) -> bool:
-    """Ruled out, or unlikely with nothing for it: under "N more" (still there, one key away)."""
-    return h.status == "ruled out" or (h.status == "unlikely" and not h.for_)
+    """Under "N more" (still there, one key away): render.verdict.is_quiet, the rule every face uses."""
+    return is_quiet(h)
 
 
 def _wrapped(text: str, width: int, style: str, first: str = "", rest: str = "  ") -> list[TextType]:

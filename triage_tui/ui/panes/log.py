@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from rich.text import Text
 from textual.binding import Binding
@@ -37,8 +37,8 @@ class LogPane(Pane):
         Binding("escape", "clear_search", "clear search", show=False),
     ]
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:  # textual.Widget keywords, passed on
+        super().__init__(**kwargs)
         self.follow = True
         self.level = "all"
         self.search = ""
@@ -48,7 +48,7 @@ class LogPane(Pane):
         self.match_rows: list[int] = []  # the log view's line of each search match, in order
         self.current_match: Optional[int] = None  # n/N: the match shown, an index into match_rows
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         yield Static("", id="log-status")
         yield Input(placeholder="search the log (Enter keeps, Esc clears)", id="log-search")
         yield LogView(id="log-view", wrap=False, markup=False, auto_scroll=True)
@@ -104,7 +104,7 @@ class LogPane(Pane):
     def _status(self, tails: tuple[LogTail, ...]) -> Text:
         out = Text()
         if tails:
-            known = [float(t.seconds_since_last_byte) for t in tails if is_known(t.seconds_since_last_byte)]  # type: ignore[arg-type]
+            known = [float(t.seconds_since_last_byte) for t in tails if is_known(t.seconds_since_last_byte)]
             if known:
                 quiet = min(known)
                 out.append(f"last line {fmt.duration(quiet)} ago", style="bold yellow" if quiet >= 60 else "")

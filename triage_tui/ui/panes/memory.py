@@ -17,7 +17,7 @@ class MemoryPane(Pane):
     title = "Memory"
     BINDINGS = [Binding("m", "app.memory_map", "map of selected process")]
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         with PaneScroll(id="mem-scroll"):
             yield Static("waiting for the first refresh", id="mem-body")
 
@@ -44,8 +44,8 @@ def rss_verdict(memory: MemoryReport) -> str:
     t, s = memory.target, memory.system
     if not (is_known(t.rss_sum_bytes) and is_known(t.pss_sum_bytes)) or not t.pss_sum_bytes:
         return ""
-    rss, pss = int(t.rss_sum_bytes), int(t.pss_sum_bytes)  # type: ignore[arg-type]
-    over_total = is_known(s.total_bytes) and rss > int(s.total_bytes)  # type: ignore[arg-type]
+    rss, pss = int(t.rss_sum_bytes), int(t.pss_sum_bytes)
+    over_total = is_known(s.total_bytes) and rss > int(s.total_bytes)
     if rss < 1.5 * pss and not over_total:
         return ""
     text = (f"RSS sum {fmt.size(rss)} is {rss / pss:.1f}x the PSS sum {fmt.size(pss)}: the processes share pages "
@@ -73,8 +73,8 @@ def render_memory(memory: MemoryReport, notes: bool = True) -> Text:
         ("anonymous", fmt.size(t.anon_sum_bytes), "RssAnon: heap, stacks"),
         ("shmem", fmt.size(t.shmem_sum_bytes), "RssShmem"),
     ]
-    for label, value, note in rows:
-        out.append(f"  {label:<12}{value:>9}  ")
+    for label, text, note in rows:
+        out.append(f"  {label:<12}{text:>9}  ")
         out.append((note if notes else "") + "\n", style="dim")
     out.append("system (free)\n", style="bold")
     for label, value in (

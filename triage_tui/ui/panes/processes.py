@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from rich.text import Text
 from textual import events
@@ -88,8 +88,8 @@ class ProcessesPane(Pane):
         Binding("escape", "clear_filter", "clear filter", show=False),
     ]
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:  # textual.Widget keywords, passed on
+        super().__init__(**kwargs)
         self.collapsed: set[int] = set()
         self.tagged: set[int] = set()
         self.filter_text = ""
@@ -105,7 +105,7 @@ class ProcessesPane(Pane):
         self._row_cache: dict[int, tuple[object, list[object]]] = {}  # pid -> (what the cells show, cells)
         self._idle_at: Optional[int] = None  # index of the idle-for column in self.columns
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         yield Input(placeholder="filter: PID, name or command line (Enter keeps, Esc clears)", id="proc-filter")
         yield ProcessTable(cursor_type="row", zebra_stripes=False, id="proc-table")
 
@@ -170,11 +170,10 @@ class ProcessesPane(Pane):
                 if row.process.pid == keep:
                     table.move_cursor(row=i, animate=False)
                     break
-        shown = len(self.rows)
         extra = f" · filter '{self.filter_text}'" if self.filter_text else ""
         tags = f" · {len(self.tagged)} tagged" if self.tagged else ""
         order = f"sort {self.sort}{' reversed' if self.reverse else ''}{' · flat' if self.flat else ''}"
-        self.border_subtitle = f"{shown}/{len(procs)} rows · {order}{extra}{tags}"
+        self.border_subtitle = f"{len(self.rows)}/{len(procs)} rows · {order}{extra}{tags}"
 
     def _update_changed(self, keys: list[str], cells: list[list[object]]) -> None:
         """Same rows as shown: touch only the cells that changed (a full rebuild re-measures every row:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from rich.text import Text
 from textual.widgets import Static
@@ -20,13 +20,13 @@ class StacksPane(Pane):
     number = 5
     title = "Stacks"
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:  # textual.Widget keywords, passed on
+        super().__init__(**kwargs)
         self.progress = ""  # "capturing stacks of 8 processes…" while a capture runs
         self.error = ""
         self._capture: Optional[StackCapture] = None
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         with PaneScroll(id="stack-scroll"):
             waits = WaitsSection("", id="waits-body")
             waits.display = False
