@@ -75,3 +75,9 @@ def test_every_score_is_the_clipped_sum_of_its_rows() -> None:
             assert (h.cap < 1.0) == bool(h.cap_reason)
             seen += len(h.evidence)
     assert seen > 0
+
+
+def test_the_pasted_observers_ids_are_registered() -> None:
+    from triage_tui.diagnose.pasted_text import PASTE_OBSERVATIONS
+
+    assert set(PASTE_OBSERVATIONS) <= set(VOCABULARY)
