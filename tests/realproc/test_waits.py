@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
-from triage_tui.collect.proc_table import read_proc_table
+from triage_tui.collect.proc_table import read_proc_table, read_text
 from triage_tui.diagnose.engine import Diagnosis, DiagnosisEngine
 from triage_tui.host.base import CollectOptions
 from triage_tui.host.local import LocalHost
 from triage_tui.model.snapshot import Snapshot
 from triage_tui.collect.waits import EPOLLS, collect_waits
 from triage_tui.model.waits import WAIT_KINDS, Wait
+from triage_tui.parse.syscalls import parse_syscall
 
 from . import wait_programs as programs
 from .wait_programs import settle_in, started
@@ -61,6 +63,7 @@ def test_two_processes_each_reading_the_pipe_the_other_should_write() -> None:
     with started(programs.PIPE_CYCLE) as info:
         a, b = info["a"], info["b"]
         settle_in([a, b], ["read"])
+        settle_in([info["launcher"]], ["clock_nanosleep", "nanosleep", "select", "pselect6"])
         got = waits_of([info["launcher"], a, b])
         assert got[a].peer_pids == (b,) and got[b].peer_pids == (a,)
         assert got[info["launcher"]].kind == "sleep"
@@ -204,3 +207,114 @@ def test_report_json_carries_waits_with_the_documented_fields() -> None:
         by_pid = {w["pid"]: w for w in data["waits"] if w["tid"] == w["pid"]}
         assert by_pid[a]["kind"] == "pipe" and by_pid[a]["peer_pids"] == [b]
         assert by_pid[b]["peer_pids"] == [a]
+
+
+def test_engine_says_crashed_worker_when_a_peer_of_the_shared_wait_exits() -> None:
+    with started(programs.BARRIER_PARTY_DIES) as info:
+        parties, doomed, proc = info["parties"], info["doomed"], info["_proc"]
+        settle_in(parties, ["futex"])
+        settle_in([doomed], ["read"])
+        host = LocalHost()
+        engine = DiagnosisEngine()
+        try:
+            target = host.resolve([str(info["launcher"])])
+            before = host.collect(target, CollectOptions())
+            assert all(doomed in w.peer_pids for w in before.waits if w.pid in parties and w.tid == w.pid)
+            engine.update(before)
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+            assert proc.stdout.readline().strip() == "gone"  # the launcher reaped it
+            diagnosis = engine.update(host.collect(target, CollectOptions()))
+        finally:
+            host.close()
+        seen = next(o for o in diagnosis.observations if o.id == "wait-on-exited")
+        assert seen.figures["exited_pid"] == doomed and seen.figures["exited_waiter"] in parties
+        crashed = next(h for h in diagnosis.hypotheses if h.id == "crashed-worker")
+        assert f"PID {doomed}" in crashed.title and crashed.status in ("likely", "possible")
+
+
+CLIENT = "import socket, sys; s = socket.create_connection(('127.0.0.1', int(sys.argv[-1]))); s.recv(1)"
+
+
+def _blocked_client(*argv: str) -> tuple[subprocess.Popen, socket.socket, socket.socket]:
+    """A client reading a connection this test accepted and never answers (an upstream outside its tree)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    client = subprocess.Popen([sys.executable, "-c", CLIENT, *argv, str(port)])
+    conn, _ = listener.accept()
+    settle_in([client.pid], ["recvfrom", "recvmsg", "read"])
+    return client, listener, conn
+
+
+def test_engine_names_an_upstream_outside_the_tree_with_its_address() -> None:
+    client, listener, conn = _blocked_client()
+    try:
+        snapshot, diagnosis = _diagnose(client.pid)
+        port = listener.getsockname()[1]
+        wait = next(w for w in snapshot.waits if w.pid == client.pid)
+        assert wait.kind == "tcp" and wait.peer_outside == (os.getpid(),)
+        seen = next(o for o in diagnosis.observations if o.id == "wait-upstream")
+        assert f"127.0.0.1:{port}" in seen.text
+        network = next(h for h in diagnosis.hypotheses if h.id == "network-wait")
+        assert network.title.startswith("Waiting on an upstream") and f"127.0.0.1:{port}" in network.title
+        assert network.status in ("likely", "possible")
+    finally:
+        client.kill()
+        client.wait()
+        conn.close()
+        listener.close()
+
+
+def test_engine_says_rendezvous_when_the_command_line_announces_the_port() -> None:
+    client, listener, conn = _blocked_client("--master-port")
+    try:
+        _, diagnosis = _diagnose(client.pid)
+        assert any(o.id == "wait-rendezvous" for o in diagnosis.observations)
+        network = next(h for h in diagnosis.hypotheses if h.id == "network-wait")
+        assert network.title.startswith("Waiting at rendezvous") and network.status in ("likely", "possible")
+    finally:
+        client.kill()
+        client.wait()
+        conn.close()
+        listener.close()
+
+
+def test_a_carried_idle_process_is_reread_once_it_has_run() -> None:
+    """Reads of an idle process are reused between refreshes only while it provably has not run: once it
+    wakes and blocks elsewhere, the next refresh shows the new wait."""
+    first_r, first_w = os.pipe()
+    second_r, second_w = os.pipe()
+    code = "import os, sys; os.read(int(sys.argv[1]), 1); os.read(int(sys.argv[2]), 1)"
+    reader = subprocess.Popen([sys.executable, "-c", code, str(first_r), str(second_r)],
+                              pass_fds=[first_r, second_r])
+    host = LocalHost()
+    try:
+        target = host.resolve([str(reader.pid)])
+        settle_in([reader.pid], ["read"])
+        objects = []
+        for _ in range(3):  # the second and third refreshes may reuse the first's reads
+            snap = host.collect(target, CollectOptions())
+            objects.append(next(w.object for w in snap.waits if w.pid == reader.pid))
+        assert len(set(objects)) == 1 and objects[0] == f"pipe:[{os.fstat(first_r).st_ino}]"
+        os.write(first_w, b"x")
+        while main_fd(reader.pid) != second_r:
+            pass  # it woke, read the byte and now blocks on the second pipe
+        snap = host.collect(target, CollectOptions())
+        assert next(w.object for w in snap.waits if w.pid == reader.pid) == f"pipe:[{os.fstat(second_r).st_ino}]"
+    finally:
+        host.close()
+        reader.kill()
+        reader.wait()
+        for fd in (first_r, first_w, second_r, second_w):
+            os.close(fd)
+
+
+def main_fd(pid: int) -> int:
+    """The fd the main thread's read is on, -1 when not in a read."""
+    try:
+        call = parse_syscall(read_text(f"/proc/{pid}/syscall"))
+    except OSError:
+        return -1
+    return call.args[0] if call is not None and call.name == "read" else -1

@@ -147,6 +147,31 @@ while True:
     time.sleep(3600)
 '''
 
+# Two parties in a Barrier of three; the third process maps it too and dies when told (a line on stdin).
+BARRIER_PARTY_DIES = r'''
+import json, multiprocessing as mp, os, sys, time
+def party(barrier):
+    barrier.wait()
+def doomed(barrier, fd):
+    os.read(fd, 1)
+    os._exit(3)
+ctx = mp.get_context("fork")
+barrier = ctx.Barrier(3)
+r, w = os.pipe()
+procs = [ctx.Process(target=party, args=(barrier,), daemon=True) for _ in range(2)]
+procs.append(ctx.Process(target=doomed, args=(barrier, r), daemon=True))
+for p in procs:
+    p.start()
+print(json.dumps({"launcher": os.getpid(), "parties": [p.pid for p in procs[:2]], "doomed": procs[2].pid}),
+      flush=True)
+sys.stdin.readline()
+os.write(w, b"x")
+procs[2].join()
+print("gone", flush=True)
+while True:
+    time.sleep(3600)
+'''
+
 # An epoll loop (selectors.EpollSelector) watching a unix socket whose other end the parent holds.
 EPOLL_LOOP = r'''
 import json, os, selectors, socket, time
@@ -169,14 +194,16 @@ while True:
 @contextmanager
 def started(program: str, *args: str) -> Iterator[dict[str, Any]]:
     """Run `program`, yield its JSON ready line; kill its whole session after."""
-    proc = subprocess.Popen([sys.executable, "-c", program, *args], stdout=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-c", program, *args], stdout=subprocess.PIPE, stdin=subprocess.PIPE,
+                            text=True, start_new_session=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         if not line:
             raise RuntimeError(f"wait program exited before it was ready (code {proc.wait()})")
-        yield json.loads(line)
+        info = json.loads(line)
+        info["_proc"] = proc
+        yield info
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -193,3 +193,21 @@ def test_node_without_a_usable_python_falls_back_to_agentless(node: Node, sleepe
     finally:
         host.close()
     # (the probe is read-only: it makes no directory, so there is nothing to remove)
+
+
+def test_agent_mode_reads_the_wait_for_graph_on_the_node(node: Node) -> None:
+    from tests.realproc import wait_programs as programs
+
+    with programs.started(programs.PIPE_CYCLE) as info:
+        a, b = info["a"], info["b"]
+        programs.settle_in([a, b], ["read"])
+        host = SshHost(node.options())
+        try:
+            remote = host.collect(host.resolve([str(info["launcher"])]), CollectOptions())
+            assert host.mode == "agent"
+        finally:
+            host.close()
+        by_pid = {w.pid: w for w in remote.waits if w.tid == w.pid}
+        assert remote.waits_source.error is None
+        assert by_pid[a].kind == "pipe" and by_pid[a].peer_pids == (b,)
+        assert by_pid[b].kind == "pipe" and by_pid[b].peer_pids == (a,)

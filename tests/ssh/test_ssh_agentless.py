@@ -42,6 +42,8 @@ def test_agentless_collects_the_real_tree_and_says_what_it_cannot_see(node: Node
     assert all(isinstance(p.cpu_percent, Unavailable) for p in first.processes)  # one refresh: no CPU % yet
     assert any(s.name == "mode" and "no wait-for graph" in s.detail for s in second.sources)  # said once
     assert "agentless mode" in stacks.notes[0]
+    assert second.waits == () and second.waits_source.error is not None
+    assert "agent mode only" in str(second.waits_source.error)  # said plainly, never an empty graph
     (sleeping,) = stacks.processes  # py-spy ran on the node (its own, or ours uploaded)
     assert sleeping.error is None and sleeping.threads[0].wait_kind == "sleep"
 

@@ -7,7 +7,7 @@ import dataclasses
 
 from conftest import fixture_incident, make_app, settle
 from textual.command import CommandPalette
-from textual.widgets import Footer
+from triage_tui.ui.key_hints import KeyHints as Footer
 
 from triage_tui.demo.fixture import build_snapshots
 from triage_tui.incident import Incident

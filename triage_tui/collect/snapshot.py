@@ -32,7 +32,7 @@ from .ports import PortCollector
 from .proc_table import ProcTable, read_proc_table
 from .processes import ProcessCollector
 from .targets import tree_pids
-from .waits import collect_waits
+from .waits import WaitCollector, unchanged_since_last
 
 T = TypeVar("T")
 LogsSource = Callable[[tuple[ProcessInfo, ...], CollectOptions], tuple[LogTail, ...]]
@@ -68,6 +68,7 @@ class SnapshotCollector:
         self.smaps = SmapsReader()
         self.kernel = KernelLogCollector()
         self.ports = PortCollector()
+        self.waits = WaitCollector()
         self._last_at: Optional[float] = None
         self._seen_pids: set[int] = set()
 
@@ -120,7 +121,8 @@ class SnapshotCollector:
         live = tuple(p.pid for p in processes if not p.exited)
         no_waits: tuple[tuple[Wait, ...], WaitSource] = ((), WaitSource(error=Unavailable("waits source failed")))
         waits, waits_source = self._run("waits", statuses, no_waits,
-                                        lambda: collect_waits(live, tables[0] if tables else None))
+                                        lambda: self.waits.collect(live, tables[0] if tables else None,
+                                                                   unchanged_since_last(processes)))
         logs: tuple[LogTail, ...] = ()
         if self.logs is not None:
             follow, rows = self.logs, processes

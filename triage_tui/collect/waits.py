@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import NamedTuple, Optional
 
 from ..model.unavailable import Unavailable
+from ..model.snapshot import ProcessInfo
 from ..model.waits import Wait, WaitSource
 from ..parse.syscalls import Syscall, parse_syscall, signed
 from .proc_table import ProcTable, read_bytes, read_text
@@ -35,7 +36,9 @@ EPOLLS = frozenset({"epoll_wait", "epoll_pwait", "epoll_pwait2"})
 SLEEPS = frozenset({"nanosleep", "clock_nanosleep"})
 SIGNAL_WAITS = frozenset({"pause", "rt_sigsuspend", "rt_sigtimedwait"})
 FUTEX_PRIVATE_FLAG = 128
-MAX_POLL_FDS = 256  # a poll set larger than this is read in part (the first ones)
+MAX_POLL_FDS = 256
+OUTSIDE_TTL_S = 10.0
+MAX_PEERS = 64  # peers kept per wait: a socket inherited by 1,000 forks must not cost 1,000² in every face  # how long a scan of the processes outside the tree is reused  # a poll set larger than this is read in part (the first ones)
 NO_ACCESS = Unavailable("/proc/PID/task/TID/syscall: permission denied (it needs ptrace read access)",
                         "run triage as the target's user or as root; check kernel.yama.ptrace_scope")
 
@@ -66,11 +69,28 @@ class _Resolved(NamedTuple):
     fs_type: str = ""
 
 
+class Carried(NamedTuple):
+    """What one refresh read of a single-threaded process, kept for the next: a process that has
+    provably not run since (its context-switch counts did not move) has the same system call and the
+    same fd table, so they are not read again. Its peers are still resolved afresh every refresh."""
+
+    starttime: int
+    syscall: Optional[str]  # the syscall file as read (None: not read)
+    links: Optional[dict[int, str]]  # fd → link target (None: not read)
+    modes: dict[int, int]  # fd → O_ACCMODE, for the fds whose fdinfo was read
+    waits: Optional[tuple[Wait, ...]] = None  # what it waited on (before the shared-futex notes)
+    tree: frozenset = frozenset()  # the PIDs of that refresh
+
+
 class _Refresh:
     """Per-refresh caches: fd tables, socket dumps, maps, mount tables (each read at most once)."""
 
-    def __init__(self, pids: Sequence[int], table: Optional[ProcTable], proc: str) -> None:
+    def __init__(self, pids: Sequence[int], table: Optional[ProcTable], proc: str,
+                 carry: Optional[dict[int, Carried]] = None, unchanged: frozenset = frozenset(),
+                 outside: Optional[tuple[float, dict[str, list[_Holder]]]] = None) -> None:
         self.pids = list(pids)
+        self._modes: dict[int, dict[int, int]] = {}
+        self._syscalls: dict[int, str] = {}
         self.tree = set(pids)
         self.table = table
         self.proc = proc
@@ -78,8 +98,35 @@ class _Refresh:
         self._links: dict[int, dict[int, str]] = {}
         self._owners: Optional[dict[str, list[_Holder]]] = None
         self._outside_scanned = False
+        self.outside = outside  # (monotonic time, link → holders) of the last scan of other processes
         self._maps: dict[int, list[tuple[int, int, str, int, str, int, str]]] = {}
         self._mounts: dict[int, list[tuple[str, str]]] = {}
+        self._ends: dict[tuple[str, bool], tuple[list[_Holder], list[_Holder]]] = {}
+        self.reusable: dict[int, tuple[Wait, ...]] = {}
+        self._kept: dict[int, Carried] = {}  # reused whole: carried on as the same object
+        self.produced: dict[int, list[Wait]] = {}
+        tree = frozenset(pids)
+        # every Carried of one refresh holds the same tree: compare it once, not once per process
+        same_tree = bool(carry) and next(iter(carry.values())).tree == tree  # type: ignore[union-attr]
+        for pid in unchanged:  # the provably idle: what they showed last refresh is what they show now
+            before = (carry or {}).get(pid)
+            stat = table.stats.get(pid) if table is not None else None
+            if before is None or stat is None or stat.starttime != before.starttime or stat.num_threads != 1:
+                continue
+            if before.links is not None:
+                self._links[pid] = before.links
+            if before.syscall is not None:
+                self._syscalls[pid] = before.syscall
+            self._modes[pid] = before.modes  # shared: only ever added to, and only with what is true now
+            # Its whole wait stands as it was when nothing it depends on can have changed either: the
+            # tree is the same set of processes (no new holder of an end, no child gone), every peer is
+            # idle too, and no peer is outside the tree or beyond a TCP connection (those are re-read).
+            if before.waits is not None and same_tree and all(
+                    not w.peer_outside and not (w.address and not w.peer_pids)
+                    and all(peer in unchanged for peer in w.peer_pids) for w in before.waits):
+                self.reusable[pid] = before.waits
+                self._kept[pid] = before
+        self._sharers: dict[tuple[str, int], list[int]] = {}
 
     # -- fd tables
     def links(self, pid: int) -> dict[int, str]:
@@ -116,28 +163,108 @@ class _Refresh:
                 self._owners.setdefault(target, []).append(_Holder(pid, fd))
 
     def scan_outside(self) -> None:
-        """Index the fd tables of every other process once (what `ss -p` and `lsof` walk)."""
+        """Index the fd tables of every other process (what `ss -p` and `lsof` walk): once per refresh,
+        and from the previous scan while it is younger than OUTSIDE_TTL_S (a reader whose writer is
+        outside the tree would otherwise walk the whole machine every refresh); a holder that exited
+        meanwhile is then named for at most that long."""
         if self._outside_scanned:
             return
         self._outside_scanned = True
-        self.owners("")
-        try:
-            names = os.listdir(self.proc)
-        except OSError:
-            return
-        for name in names:
-            if name.isdecimal() and int(name) not in self.tree:
-                self._index(int(name))
+        self.owners("")  # the tree's index first
+        assert self._owners is not None
+        owners = self._owners
+        now = time.monotonic()
+        if self.outside is not None and now - self.outside[0] < OUTSIDE_TTL_S:
+            index = self.outside[1]
+        else:
+            index = {}
+            try:
+                names = os.listdir(self.proc)
+            except OSError:
+                names = []
+            for name in names:
+                if name.isdecimal() and int(name) not in self.tree:
+                    pid = int(name)
+                    for fd, target in self.links(pid).items():
+                        if target.startswith(("pipe:", "socket:")) or target.startswith("/"):
+                            index.setdefault(target, []).append(_Holder(pid, fd))
+            self.outside = (now, index)
+        for target, holders in index.items():
+            owners.setdefault(target, []).extend(h for h in holders if h.pid not in self.tree)
+
+    def pipe_ends(self, link: str) -> tuple[list[_Holder], list[_Holder]]:
+        """(holders of the read end, holders of the write end) of a pipe, worked out once per refresh
+        (1,000 ranks reading one launcher pipe must not read 1,000 × 1,000 fdinfo files)."""
+        key = (link, self._outside_scanned)
+        got = self._ends.get(key)
+        if got is None:
+            holders = self.owners(link)
+            modes = [(h, self.fd_mode(h.pid, h.fd)) for h in holders]
+            got = ([h for h, m in modes if m in (0, 2)], [h for h, m in modes if m in (1, 2)])
+            self._ends[key] = got
+        return got
+
+    def sharers(self, pid: int, dev: str, inode: int) -> list[int]:
+        """The other processes of the tree mapping the file (dev, inode), found once per file."""
+        key = (dev, inode)
+        got = self._sharers.get(key)
+        if got is None:
+            got = [p for p in self.pids if any(m[4] == dev and m[5] == inode for m in self.maps(p))]
+            self._sharers[key] = got
+        return [p for p in got if p != pid]
 
     def fd_mode(self, pid: int, fd: int) -> int:
         """O_ACCMODE of the fd (0 read, 1 write, 2 both) from fdinfo's octal flags; -1 unreadable."""
+        modes = self._modes.setdefault(pid, {})
+        got = modes.get(fd)
+        if got is not None:
+            return got
+        got = -1
+        try:  # the fd link's own permission bits are its open mode (lr-x: read, l-wx: write): one lstat
+            bits = os.lstat(f"{self.proc}/{pid}/fd/{fd}").st_mode & 0o600
+            got = {0o400: 0, 0o200: 1, 0o600: 2}.get(bits, -1)
+        except OSError:
+            pass
+        if got >= 0:
+            modes[fd] = got
+            return got
         try:
             for line in read_text(f"{self.proc}/{pid}/fdinfo/{fd}").splitlines():
                 if line.startswith("flags:"):
-                    return int(line.split()[1], 8) & 3
+                    got = int(line.split()[1], 8) & 3
+                    break
         except (OSError, ValueError, IndexError):
             pass
-        return -1
+        modes[fd] = got
+        return got
+
+    def syscall_text(self, pid: int, tid: int) -> str:
+        """/proc/PID/task/TID/syscall (carried for a single-threaded process that has not run). Raises OSError."""
+        if tid == pid and pid in self._syscalls:
+            return self._syscalls[pid]
+        text = read_bytes(f"{self.proc}/{pid}/task/{tid}/syscall").decode("ascii", "replace")
+        if tid == pid:
+            self._syscalls[pid] = text
+        return text
+
+    def keep(self) -> dict[int, Carried]:
+        """What the next refresh may reuse: the single-threaded processes' reads of this one."""
+        out: dict[int, Carried] = {}
+        if self.table is None:
+            return out
+        tree = frozenset(self.pids)
+        for pid in self.pids:
+            kept = self._kept.get(pid)
+            if kept is not None:
+                out[pid] = kept._replace(tree=tree) if kept.tree is not tree else kept
+                continue
+            stat = self.table.stats.get(pid)
+            if stat is None or stat.num_threads != 1:
+                continue
+            produced = self.produced.get(pid)
+            out[pid] = Carried(stat.starttime, self._syscalls.get(pid), self._links.get(pid),
+                               self._modes.get(pid, {}), tuple(produced) if produced is not None else None, tree)
+        return out
 
     def fdinfo(self, pid: int, fd: int) -> str:
         try:
@@ -316,19 +443,20 @@ def _holders_text(refresh: _Refresh, holders: Sequence[_Holder], end: str) -> st
     by_pid: dict[int, list[int]] = {}
     for h in holders:
         by_pid.setdefault(h.pid, []).append(h.fd)
-    parts = [f"{refresh.who(pid)} fd {', '.join(str(f) for f in fds)}" for pid, fds in by_pid.items()]
-    return f"{end} held by " + "; ".join(parts)
+    parts = [f"{refresh.who(pid)} fd {', '.join(str(f) for f in fds[:4])}" for pid, fds in list(by_pid.items())[:6]]
+    more = f" and {len(by_pid) - 6} more processes" if len(by_pid) > 6 else ""
+    return f"{end} held by " + "; ".join(parts) + more
 
 
 def _pipe(refresh: _Refresh, pid: int, fd: int, link: str, writing: bool) -> _Resolved:
     """A pipe (or FIFO): the reader waits on the holders of the write end, a writer on the readers."""
-    holders = refresh.owners(link)
-    want = (0, 2) if writing else (1, 2)
-    ends = [h for h in holders if (h.pid, h.fd) != (pid, fd) and refresh.fd_mode(h.pid, h.fd) in want]
+    readers, writers = refresh.pipe_ends(link)
+    ends = readers if writing else writers
     if not [h for h in ends if h.pid != pid]:
         refresh.scan_outside()
-        holders = refresh.owners(link)
-        ends = [h for h in holders if (h.pid, h.fd) != (pid, fd) and refresh.fd_mode(h.pid, h.fd) in want]
+        readers, writers = refresh.pipe_ends(link)
+        ends = readers if writing else writers
+    ends = [h for h in ends if (h.pid, h.fd) != (pid, fd)]
     end = "read end" if writing else "write end"
     others = [h for h in ends if h.pid != pid]
     own = [h for h in ends if h.pid == pid]
@@ -531,12 +659,7 @@ def _futex(refresh: _Refresh, pid: int, call: Syscall) -> tuple[_Resolved, str]:
             if perms[3:4] != "s" or inode == 0:
                 return private, ""
             key = f"{dev}:{inode}+{offset + address - start:#x}"
-            sharers = []
-            for other in refresh.pids:
-                if other == pid:
-                    continue
-                if any(m[4] == dev and m[5] == inode for m in refresh.maps(other)):
-                    sharers.append(other)
+            sharers = refresh.sharers(pid, dev, inode)
             name = path or f"{dev}:{inode}"
             who = ", ".join(refresh.who(p) for p in sharers) or "no other process of the target"
             return _Resolved("futex", f"{name}+{offset + address - start:#x}", tuple(sharers),
@@ -610,11 +733,28 @@ def _kernel_stack(refresh: _Refresh, pid: int, tid: int) -> tuple[str, ...]:
 def collect_waits(pids: Sequence[int], table: Optional[ProcTable] = None, proc: str = "/proc",
                   machine: Optional[str] = None) -> tuple[tuple[Wait, ...], WaitSource]:
     """The waits of every blocked thread of `pids` (their running main threads as `running`)."""
+    waits, source, _, _ = _collect(pids, table, proc, machine, None, frozenset())
+    return waits, source
+
+
+def _collect(pids: Sequence[int], table: Optional[ProcTable], proc: str, machine: Optional[str],
+             carry: Optional[dict[int, Carried]], unchanged: frozenset,
+             outside: Optional[tuple[float, dict[str, list[_Holder]]]] = None
+             ) -> tuple[tuple[Wait, ...], WaitSource, dict[int, Carried], Optional[tuple[float, dict[str, list[_Holder]]]]]:
+    """collect_waits; `carry` (from the previous refresh) and `unchanged` (PIDs that provably did not run
+    since) let it skip the syscall and fd-table reads of idle single-threaded processes."""
     started = time.perf_counter()
-    refresh = _Refresh(pids, table, proc)
+    refresh = _Refresh(pids, table, proc, carry, unchanged, outside)
     waits: list[Wait] = []
     blocked = 0
     for pid in pids:
+        reused = refresh.reusable.get(pid)
+        if reused is not None:
+            waits.extend(reused)
+            refresh.produced[pid] = list(reused)
+            blocked += len(reused)
+            continue
+        first = len(waits)
         in_process_locks: list[int] = []
         for tid, state in _threads(refresh, pid):
             if state == "R":
@@ -630,7 +770,7 @@ def collect_waits(pids: Sequence[int], table: Optional[ProcTable] = None, proc: 
                 continue
             blocked += 1
             try:
-                text = read_bytes(f"{proc}/{pid}/task/{tid}/syscall").decode("ascii", "replace")
+                text = refresh.syscall_text(pid, tid)
             except PermissionError:
                 if tid == pid:
                     waits.append(Wait(pid=pid, tid=tid, kind="unknown", object="?", state=state, error=NO_ACCESS,
@@ -639,6 +779,15 @@ def collect_waits(pids: Sequence[int], table: Optional[ProcTable] = None, proc: 
             except OSError:
                 continue  # the thread exited
             call = parse_syscall(text, machine)
+            if call is None and state == "D" and not text.startswith("running"):
+                # uninterruptible outside a system call: a page fault (a mapped file on a slow
+                # filesystem, swap) or a kernel wait; the kernel stack says which where readable
+                stack = _kernel_stack(refresh, pid, tid)
+                waits.append(Wait(pid=pid, tid=tid, kind="unknown", object="D state outside a system call",
+                                  detail="uninterruptible, not in a system call: a page fault on a mapped file "
+                                         "or swap, or a kernel wait" + (f" (in {stack[0]})" if stack else ""),
+                                  state=state, kernel_stack=stack))
+                continue
             if call is None:
                 continue  # it ran on (or sleeps outside a system call): nothing to resolve
             try:
@@ -649,19 +798,44 @@ def collect_waits(pids: Sequence[int], table: Optional[ProcTable] = None, proc: 
                 in_process_locks.append(tid)
                 continue
             stack = _kernel_stack(refresh, pid, tid) if state == "D" else ()
-            outside = tuple(p for p in got.peers if p not in refresh.tree)
-            waits.append(Wait(pid=pid, tid=tid, kind=got.kind, object=got.object, peer_pids=got.peers,
+            beyond = tuple(p for p in got.peers[:MAX_PEERS] if p not in refresh.tree)
+            waits.append(Wait(pid=pid, tid=tid, kind=got.kind, object=got.object, peer_pids=got.peers[:MAX_PEERS],
+                              peers_more=max(0, len(got.peers) - MAX_PEERS),
                               detail=got.detail, syscall=call.name, state=state, fd=fd, address=got.address,
-                              socket_state=got.socket_state, not_accepted=got.not_accepted, peer_outside=outside,
+                              socket_state=got.socket_state, not_accepted=got.not_accepted, peer_outside=beyond,
                               path=got.path, fs_type=got.fs_type, shared_key=key, kernel_stack=stack))
         if in_process_locks:
             waits.append(Wait(pid=pid, tid=in_process_locks[0], kind="futex", object="in-process locks",
                               detail=f"{len(in_process_locks)} other threads on in-process locks or conditions",
                               syscall="futex", state="S", threads=len(in_process_locks)))
+        refresh.produced[pid] = waits[first:]
     _note_shared_waiters(waits)
+    kept = refresh.keep()
     ms = (time.perf_counter() - started) * 1000
     error = Unavailable(refresh.sockets.error) if refresh.sockets.error else None
-    return tuple(waits), WaitSource(blocked_threads=blocked, duration_ms=ms, error=error)
+    return tuple(waits), WaitSource(blocked_threads=blocked, duration_ms=ms, error=error), kept, refresh.outside
+
+
+def unchanged_since_last(rows: Sequence[ProcessInfo]) -> frozenset:
+    """PIDs of single-threaded processes that provably have not run since the previous refresh: both
+    context-switch counts unchanged (ProcessCollector's deltas, read or proved by it)."""
+    return frozenset(p.pid for p in rows if not p.exited and p.threads == 1 and p.state in ("S", "D")
+                     and p.ctx_voluntary_delta == 0 and p.ctx_involuntary_delta == 0)
+
+
+class WaitCollector:
+    """collect_waits with memory: idle single-threaded processes are not re-read (see Carried)."""
+
+    def __init__(self) -> None:
+        self._carry: dict[int, Carried] = {}
+        self._outside: Optional[tuple[float, dict[str, list[_Holder]]]] = None
+
+    def collect(self, pids: Sequence[int], table: Optional[ProcTable], unchanged: frozenset = frozenset()
+                ) -> tuple[tuple[Wait, ...], WaitSource]:
+        carry, self._carry = self._carry, {}  # a refresh that raises leaves nothing stale to reuse
+        waits, source, self._carry, self._outside = _collect(pids, table, "/proc", None, carry, unchanged,
+                                                             self._outside)
+        return waits, source
 
 
 def _note_shared_waiters(waits: list[Wait]) -> None:
@@ -674,6 +848,6 @@ def _note_shared_waiters(waits: list[Wait]) -> None:
         if not w.shared_key:
             continue
         also = sorted(p for p in on_key[w.shared_key] if p != w.pid)
-        if also:
+        if also and "; also waiting on the same word" not in w.detail:
             extra = "; also waiting on the same word: " + ", ".join(f"PID {p}" for p in also)
             waits[i] = Wait(**{**w.__dict__, "detail": w.detail + extra})

@@ -90,6 +90,8 @@ CATALOGUE: tuple[Spec, ...] = (
     Spec("network-wait", "Waiting at rendezvous (TCPStore / connect to the master)",
          titles=(("wait-not-accepted", "Waiting on {net_address}: the listener (PID {listener_pid}) never accepted "
                                        "the connection"),
+                 ("wait-rendezvous", "Waiting at rendezvous: {net_waiters} blocked reading {net_address} for "
+                                     "{net_waited}"),
                  ("wait-upstream", "Waiting on an upstream: {net_waiters} blocked reading {net_address} for "
                                    "{net_waited}")),
          next_checks=(("", "is the master address/port right and answering? ss -tlnp | grep MASTER_PORT; IPv4 vs IPv6; "
@@ -228,6 +230,7 @@ ROWS: tuple[Row, ...] = (
     Row("network-wait", "stacks-rendezvous", 0.6),
     Row("network-wait", "wait-not-accepted", 0.6, "the listener never accepted: rendezvous or server never served it"),
     Row("network-wait", "wait-upstream & !wait-not-accepted", 0.45, "the other end is outside the tree"),
+    Row("network-wait", "wait-rendezvous & !wait-not-accepted", 0.55, "the rendezvous address does not answer"),
     Row("network-wait", "wait-cycle", -0.3),
     Row("network-wait", "log-rendezvous", 0.3),
     Row("network-wait", "all-idle", 0.1),

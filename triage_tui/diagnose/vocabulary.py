@@ -57,6 +57,7 @@ _ALL: tuple[ObservationKind, ...] = (
             ("wait-hub", "every waiter waits on one process"),
             ("wait-on-exited", "a process waits on a peer that has exited"),
             ("wait-not-accepted", "a connection sits in a listener's accept queue, never accepted"),
+            ("wait-rendezvous", "processes wait on the rendezvous address their command line announces"),
             ("wait-upstream", "processes wait on a remote (upstream) address"),
             ("wait-netfs-io", "a D-state read on a network filesystem")),
     *_kinds("pasted text",

@@ -7,12 +7,14 @@ itself waiting on the same word). Facts drawn from it:
 - a cycle no member of which waits on anyone outside it (a knot: nobody left to act) → deadlock;
 - every waiting process waiting on one process that itself waits on nothing of the tree → the hub;
 - a wait on a peer that has exited since it was first seen → a crashed worker;
-- a TCP connection still in a listener's accept queue, or to an address outside the tree → network;
+- a TCP connection still in a listener's accept queue, or to an address outside the tree → network
+  (rendezvous when a command line of the tree announces that port, an upstream otherwise);
 - a D-state read of a file on a network filesystem → I/O.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Optional
 
@@ -99,7 +101,7 @@ def deadlocks(snapshot: Snapshot) -> list[list[int]]:
     """Cycles of two or more processes none of which waits on anyone outside the cycle, nor runs."""
     graph = edges(snapshot)
     running = {w.pid for w in snapshot.waits if w.kind == "running" and w.tid == w.pid}
-    outside_waits = {w.pid for w in snapshot.waits if w.peer_outside}
+    outside_waits = {w.pid for w in snapshot.waits if w.peer_outside or w.peers_more}  # a cut list: not a knot
     out = []
     for members in _components(graph):
         if len(members) < 2:
@@ -202,25 +204,39 @@ def wait_observations(history: Sequence[Snapshot]) -> list[Observation]:
 
 
 def _exited_peers(history: Sequence[Snapshot]) -> list[Observation]:
+    """A wait that still stands on an object it shared with a process that has exited since: the
+    waits of the last snapshot in which that process was alive name it among their peers."""
     snap = history[-1]
-    gone: dict[int, ExitedProcess | ProcessInfo] = {e.pid: e for e in snap.exited}
-    gone.update({p.pid: p for p in snap.processes if p.exited or p.state in ("Z", "X")})
+    live = {p.pid for p in snap.processes if not p.exited and p.state not in ("Z", "X")}
+    names = {e.pid: e.name for e in snap.exited}
+    names.update({p.pid: p.name for p in snap.processes if p.pid not in live})
+    gone = set(names) - live
     if not gone:
         return []
-    earlier: dict[tuple[int, int, str], set[int]] = {}
-    for old in history[:-1]:
-        for w in old.waits:
-            earlier.setdefault((w.pid, w.tid, w.object), set()).update(w.peer_pids)
-    for w in snap.waits:
-        if w.kind in NOT_EDGES:
-            continue
-        dead = sorted((set(w.peer_pids) | earlier.get((w.pid, w.tid, w.object), set())) & set(gone))
+    now = {(w.pid, w.tid, w.object): w for w in snap.waits if w.kind not in NOT_EDGES}
+    for w in now.values():  # a zombie peer, right now
+        dead = sorted(set(w.peer_pids) & gone)
         if dead:
-            name = getattr(gone[dead[0]], "name", "")
-            text = f"PID {w.pid} still waits on {w.object}, shared with PID {dead[0]} ({name}), which exited"
-            return [_obs("wait-on-exited", text, snap.taken_at, [dead[0], w.pid], exited_pid=dead[0],
-                         exited_name=name, exited_waiter=w.pid, exited_object=w.object)]
+            return [_exited(snap, w, dead[0], names.get(dead[0], ""))]
+    unresolved = set(gone)
+    for old in reversed(history[:-1]):
+        present = {pid for pid in unresolved if (row := old.process(pid)) is not None and not row.exited
+                   and row.state not in ("Z", "X")}
+        for w in old.waits:
+            current = now.get((w.pid, w.tid, w.object))
+            dead = sorted(set(w.peer_pids) & present)
+            if current is not None and dead:
+                return [_exited(snap, current, dead[0], names.get(dead[0], ""))]
+        unresolved -= present
+        if not unresolved:
+            break
     return []
+
+
+def _exited(snap: Snapshot, w: Wait, dead: int, name: str) -> Observation:
+    text = f"PID {w.pid} still waits on {w.object}, shared with PID {dead} ({name}), which exited"
+    return _obs("wait-on-exited", text, snap.taken_at, [dead, w.pid], exited_pid=dead, exited_name=name,
+                exited_waiter=w.pid, exited_object=w.object)
 
 
 def _network(history: Sequence[Snapshot]) -> list[Observation]:
@@ -248,10 +264,41 @@ def _network(history: Sequence[Snapshot]) -> list[Observation]:
         who = f"{len(pids)} processes" if len(pids) > 1 else f"PID {pids[0]}"
         outside = ", ".join(f"PID {p}" for p in waits[0].peer_pids)
         where = f"held by {outside} outside the target" if outside else "not on this machine"
-        text = f"{who} blocked {waited} reading a connection to {address} ({where}): an upstream that does not answer"
-        out.append(_obs("wait-upstream", text, snap.taken_at, pids, net_address=address, net_waiters=who,
-                        net_waited=waited, net_waited_s=round(seconds, 1)))
+        announced = announced_by(snap, address)
+        if announced:
+            text = (f"{who} blocked {waited} reading a connection to {address} ({where}), the rendezvous address "
+                    f"the command line announces ({announced})")
+            out.append(_obs("wait-rendezvous", text, snap.taken_at, pids, net_address=address, net_waiters=who,
+                            net_waited=waited, net_waited_s=round(seconds, 1)))
+        else:
+            text = (f"{who} blocked {waited} reading a connection to {address} ({where}): an upstream that does "
+                    "not answer")
+            out.append(_obs("wait-upstream", text, snap.taken_at, pids, net_address=address, net_waiters=who,
+                            net_waited=waited, net_waited_s=round(seconds, 1)))
     return out
+
+
+# a word that names a rendezvous or master address, not inside another word ("import" is no "port")
+_RENDEZVOUS_WORDS = re.compile(r"(?<![a-z])(port|addr|address|endpoint|init_method|init-method|master|rdzv|store)"
+                               r"(?![a-z])|tcp://", re.IGNORECASE)
+
+
+def announced_by(snapshot: Snapshot, address: str) -> str:
+    """The command-line argument of a tree process that names `address`'s port as a rendezvous or master
+    address (`--master-port 29500`, `--dist-init-addr h:29500`, `init_method=tcp://h:29500`); "" if none."""
+    port = address.rpartition(":")[2]
+    if not port.isdecimal():
+        return ""
+    pattern = re.compile(rf"(?<![0-9]){port}(?![0-9])")
+    for p in snapshot.processes:
+        args = p.cmdline
+        for i, arg in enumerate(args):
+            if len(arg) > 200 or not pattern.search(arg):
+                continue  # a long argument is a program text (python -c), not an address
+            context = (args[i - 1] if i and len(args[i - 1]) <= 200 else "") + " " + arg
+            if _RENDEZVOUS_WORDS.search(context.replace("_", "-").replace("-", " ")):
+                return " ".join(a for a in args[max(0, i - 1):i + 1])
+    return ""
 
 
 def _netfs(snap: Snapshot) -> list[Observation]:

@@ -44,6 +44,7 @@ class Wait:
     socket_state: str = ""  # tcp: ESTABLISHED, SYN_SENT, CLOSE_WAIT, ...
     not_accepted: bool = False  # tcp: the connection sits in the listener's accept queue
     peer_outside: tuple[int, ...] = ()  # peer_pids that are not processes of the target
+    peers_more: int = 0  # peers left out of peer_pids (it keeps the first MAX_PEERS): fork-inherited ends
     path: str = ""  # file: the path read; futex: the shared file mapped
     fs_type: str = ""  # file: the filesystem type of `path` (nfs, fuse.sshfs, ext4, ...)
     shared_key: str = ""  # futex on a shared mapping: "dev:inode+offset", the same for every process

@@ -27,10 +27,17 @@ class WaitLine(NamedTuple):
     mark: str  # "cycle" | "hub" | "network" | "" (how a face may highlight it)
 
 
-def main_wait(waits: Sequence[Wait], pid: int) -> Optional[Wait]:
+def by_process(waits: Sequence[Wait]) -> dict[int, list[Wait]]:
+    out: dict[int, list[Wait]] = {}
+    for w in waits:
+        out.setdefault(w.pid, []).append(w)
+    return out
+
+
+def main_wait(waits: Sequence[Wait], pid: int, index: Optional[dict[int, list[Wait]]] = None) -> Optional[Wait]:
     """The wait that says most about `pid`: the main thread's, unless it only sleeps, runs, or sits
     on an in-process lock while another thread waits on someone."""
-    own = [w for w in waits if w.pid == pid]
+    own = (index if index is not None else by_process(waits)).get(pid, [])
     if not own:
         return None
     main = next((w for w in own if w.tid == pid), own[0])
@@ -72,6 +79,7 @@ def wait_lines(snapshot: Snapshot) -> list[WaitLine]:
     in_cycle = {pid for members in cycles for pid in members}
     center = hub(snapshot) if waits else None
     names = {p.pid: p.name for p in snapshot.processes}
+    index = by_process(waits)
     out: list[WaitLine] = []
     for members in cycles:
         out.append(WaitLine(members[0], "CYCLE: PIDs " + ", ".join(str(m) for m in members)
@@ -79,15 +87,15 @@ def wait_lines(snapshot: Snapshot) -> list[WaitLine]:
     for p in snapshot.processes:
         if p.exited:
             continue
-        wait = main_wait(waits, p.pid)
+        wait = main_wait(waits, p.pid, index)
         if wait is None:
             continue
         head = f"PID {p.pid} ({p.name})"
         if wait.error is not None:
             out.append(WaitLine(p.pid, f"{head}: {wait.error}", ""))
             continue
-        extra = f" [+{len([w for w in waits if w.pid == p.pid]) - 1} more threads]" if \
-            len([w for w in waits if w.pid == p.pid]) > 1 else ""
+        count = len(index.get(p.pid, ()))
+        extra = f" [+{count - 1} more waits]" if count > 1 else ""
         if wait.kind in _BORING:
             out.append(WaitLine(p.pid, f"{head} → {_VERBS[wait.kind]} {wait.object}{extra}", ""))
             continue
@@ -96,8 +104,9 @@ def wait_lines(snapshot: Snapshot) -> list[WaitLine]:
             peers = []
             for peer in wait.peer_pids[:6]:
                 name = names.get(peer, "outside the target" if peer in wait.peer_outside else "?")
-                peers.append(f"PID {peer} ({name}: {_short(main_wait(waits, peer))})")
-            more = f" and {len(wait.peer_pids) - 6} more" if len(wait.peer_pids) > 6 else ""
+                peers.append(f"PID {peer} ({name}: {_short(main_wait(waits, peer, index))})")
+            left = len(wait.peer_pids) - 6 + wait.peers_more
+            more = f" and {left} more" if left > 0 else ""
             text += " ← " + _peer_label(wait) + "; ".join(peers) + more
         elif wait.detail:
             text += f": {wait.detail}"

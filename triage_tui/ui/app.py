@@ -16,12 +16,12 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Optional
 
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Container
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ..incident import IncidentView, wants_auto_stacks
@@ -30,8 +30,8 @@ from ..model.moment import Moment
 from ..model.unavailable import Unavailable
 from .export import ExportError, export_report_somewhere
 from .header import render_banner, render_header
+from .key_hints import KeyHints
 from .messages import MappingsReady, MomentReady, ReportExported, StacksFailed, StacksReady, TickFailed
-from .verdict_line import render_verdict_line, stacks_summary, verdict_of
 from .panes import Pane, View, update_static
 from .panes.gpus import GpusPane
 from .panes.hypotheses import HypothesesPane
@@ -40,6 +40,7 @@ from .panes.memory import MemoryPane
 from .panes.processes import ProcessesPane
 from .panes.stacks import StacksPane
 from .screens import HelpScreen, MappingsScreen
+from .verdict_line import render_verdict_line, stacks_summary, verdict_of
 from .workers import Cancelled, call_cancellable
 
 HISTORY = 12  # moments kept for sparklines
@@ -117,7 +118,10 @@ class TriageApp(App[None]):
             yield LogPane(id="log", classes="pane")
             yield StacksPane(id="stacks", classes="pane")
             yield HypothesesPane(id="hypotheses", classes="pane")
-        yield Footer()
+        yield KeyHints(id="keys")
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self.query_one(KeyHints).show_for(event.widget)
 
     def on_mount(self) -> None:
         self.query_one("#banner").display = False
