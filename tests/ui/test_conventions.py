@@ -117,15 +117,16 @@ async def test_ctrl_c_and_f10_quit_f1_helps(app, incident):
         assert scroll.scroll_y > 0  # j scrolls the help
         await pilot.press("k")
         await pilot.press("escape")
+        assert app.return_code is None
         await pilot.press("ctrl+c")
         await pilot.pause()
-    assert app.return_code is not None or not app.is_running
+        assert app.return_code == 0  # quit, not "press ctrl+q"
     app2 = make_app(incident)
     async with app2.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await pilot.press("f10")
         await pilot.pause()
-    assert not app2.is_running
+        assert app2.return_code == 0
 
 
 async def test_direct_sort_keys_reverse_and_flat(app):
