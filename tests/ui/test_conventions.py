@@ -7,11 +7,11 @@ import dataclasses
 
 from conftest import fixture_incident, make_app, settle
 from textual.command import CommandPalette
-from triage_tui.ui.key_hints import KeyHints as Footer
 
 from triage_tui.demo.fixture import build_snapshots
 from triage_tui.incident import Incident
 from triage_tui.model.snapshot import GpuReport
+from triage_tui.ui.key_hints import KeyHints as Footer
 from triage_tui.ui.panes.hypotheses import HypothesesPane
 from triage_tui.ui.panes.log import LogPane
 from triage_tui.ui.panes.processes import ProcessesPane

@@ -62,8 +62,8 @@ def test_a_local_disk_read_is_not_a_network_fs_wait() -> None:
 
 
 def test_waits_survive_the_record_keyframe_and_delta() -> None:
-    from triage_tui.model.waits import WaitSource
     from triage_tui.model.moment import Moment
+    from triage_tui.model.waits import WaitSource
     from triage_tui.record.snapshot_codec import MomentDecoder, MomentEncoder
 
     first = snap([pipe(2, 3), pipe(3, 2)])
