@@ -161,7 +161,7 @@ def test_memory_pressure_in_a_small_cgroup_gets_oom_killed(spawn, tmp_path) -> N
                 assert prog.readline().startswith("child-exited")
 
         out = watch("oom", [prog.proc.pid], "oom", max_ticks=12, logs=(str(log),), before_tick=let_it_allocate)
-        kernel_ok = out.last.kernel.error is None
+        kernel_ok = out.last.snapshot.kernel.error is None
         if not refused and kernel_ok:
             assert out.top == "oom", out.ranking[:3]
             assert any(str(hog) in t for t in out.hypothesis("oom").for_)
