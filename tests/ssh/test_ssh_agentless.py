@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import uuid
@@ -61,7 +62,8 @@ def test_agentless_hostile_log_path_and_patterns_stay_data(node: Node, sleeper_t
         for spec in (f"name:$(touch {pwned})", f"1; touch {pwned}", f"name:' ; touch {pwned} '"):
             with pytest.raises(TargetError):
                 host.resolve([spec])
-        target = host.resolve([r"name:time\.sleep\(600\)"])
+        token = re.search(r"sleeper-[0-9a-f]+", sleeper_tree.args[2]).group(0)  # type: ignore[union-attr]
+        target = host.resolve([f"name:{token}"])
         assert [r.pid for r in target.roots] == [sleeper_tree.pid]  # children match too but sit in its tree
         snapshot = host.collect(target, CollectOptions(logs=(str(log), f"/nonexistent/$(touch {pwned})")))
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from .base import Host
 from .local import local_host
@@ -25,7 +26,24 @@ def ssh_host_for(args: argparse.Namespace, destination: str) -> Host:
         accept_new_host_key=bool(getattr(args, "accept_new_host_key", False)),
         interactive=False,  # many nodes at once: a passphrase prompt per node would interleave
     )
-    return SshHost(options, agentless=bool(getattr(args, "agentless", False)))
+    return SshHost(options, agentless=bool(getattr(args, "agentless", False)))  # many nodes: no status line
+
+
+def terminal_progress(name: str) -> Callable[[str], None]:
+    """Connection steps on one status line of stderr while a terminal watches (resolving, connecting, host
+    key, authenticating, uploading the agent N KB, uploading py-spy N MB), instead of a blank screen;
+    nothing when stderr is a pipe or a file. The line is cleared when the connection is ready."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return lambda _: None
+
+    def show(text: str) -> None:
+        line = "" if text == "ready" else f"triage: {name}: {text}"
+        sys.stderr.write("\r\x1b[K" + line[:200])
+        sys.stderr.flush()
+
+    return show
 
 
 def host_from_args(args: argparse.Namespace) -> Host:
@@ -49,4 +67,4 @@ def host_from_args(args: argparse.Namespace) -> Host:
         known_hosts=getattr(args, "known_hosts", None),
         accept_new_host_key=bool(getattr(args, "accept_new_host_key", False)),
     )
-    return SshHost(options, agentless=bool(getattr(args, "agentless", False)))
+    return SshHost(options, agentless=bool(getattr(args, "agentless", False)), progress=terminal_progress(destination))
