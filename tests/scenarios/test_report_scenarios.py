@@ -273,7 +273,7 @@ CASES: tuple[Case, ...] = (
     Case("ddp-uneven-inputs", "collective-mismatch", WAITING_NOT + ("deadlock",), "written-from",
          _gloo("ddp", 3, ((1, "barrier"), (2, "backward")))),
     Case("dataloader-worker-killed", "crashed-worker", ("healthy", "busy-loop", "stopped", "deadlock"),
-         "written-from", _simple("dataloader", ((1, "waiting"),))),
+         "written-from", _simple("dataloader", ((1, "dead"),))),
     Case("uvicorn-deadlocked-handler", "deadlock", ("healthy", "busy-loop", "crashed-worker", "stopped"),
          "written-from", _uvicorn("deadlocked")),
     Case("tqdm-loader-own-log", "still-loading", ("crashed-worker", "deadlock", "stopped", "busy-loop"),
