@@ -99,9 +99,28 @@ def test_d_state_with_and_without_major_faults() -> None:
     assert found["d-state"][0].pids == (2,)
 
 
-def _log(silent, *lines, partial=""):
+def _log(silent, *lines, partial="", written_at=None):
+    """A tail last written `silent` s ago; by default a short silence was written during the watch (after T0)."""
+    at = written_at if written_at is not None else (T0 + 0.5 if silent < 30 else T0 - silent)
     return LogTail(path="/l", lines=tuple(LogLine(t, T0) for t in lines), partial=partial,
-                   seconds_since_last_byte=silent)
+                   seconds_since_last_byte=silent, last_byte_at=at)
+
+
+def test_a_line_older_than_the_watch_or_an_empty_file_is_no_activity() -> None:
+    old = ids(snaps([proc(1)], [proc(1)], logs=(_log(5.0, "INFO ready", written_at=T0 - 5.0),)))
+    assert "log-active" not in old and "progress-seen" not in old
+    empty = ids(snaps([proc(1)], [proc(1)], logs=(_log(1.0, written_at=T0 + 1.0),)))
+    assert "log-active" not in empty
+    fresh = ids(snaps([proc(1)], [proc(1)], logs=(_log(1.0, "step 3 loss 0.2", written_at=T0 + 1.0),)))
+    assert "log-active" in fresh
+
+
+def test_progress_seen_needs_cpu_and_a_log_or_reads_advancing() -> None:
+    log = (_log(1.0, "step 3 loss 0.2", written_at=T0 + 1.0),)
+    working = ids(snaps([proc(1, cpu_time=1.0)], [proc(1, cpu_time=2.0)], logs=log))
+    assert "progress-seen" in working
+    assert "progress-seen" not in ids(snaps([proc(1, cpu_time=1.0)], [proc(1, cpu_time=1.0)], logs=log))
+    assert "progress-seen" not in ids(snaps([proc(1, cpu_time=1.0)], [proc(1, cpu_time=2.0)]))
 
 
 def test_log_silent_after_a_finished_progress_bar() -> None:

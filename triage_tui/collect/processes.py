@@ -270,6 +270,8 @@ class ProcessCollector:
             "start_time": self._boot_time + stat.starttime / CLOCK_TICKS,
             "major_faults": stat.majflt,
         }
+        if stat.state == "Z" and stat.exit_code is not None:  # the status its parent would get from wait()
+            info["exit_status"] = stat.exit_code
         if before is not None and now > before.at:
             info["cpu_percent"] = 100.0 * (ticks - before.cpu_ticks) / CLOCK_TICKS / (now - before.at)
             info["major_faults_delta"] = stat.majflt - before.majflt

@@ -43,11 +43,19 @@ def _pss_missing(snapshot: Snapshot) -> bool:
     return memory.pss_covered < memory.processes
 
 
+def _unexplained(moment: Moment) -> bool:
+    """At the end of the watch: nothing shows the target working or answering, so one stack capture is the
+    evidence left to read (a lock, a collective and a rendezvous look alike from outside)."""
+    ids = {o.id for o in moment.diagnosis.observations}
+    return not ids & {"progress-seen", "port-answering", "log-progress"} and bool(moment.snapshot.live_pids())
+
+
 def watch(incident: Incident, duration_s: float, interval_s: float, auto_stacks: bool = False) -> Moment:
     """Tick at 0, every interval, and at `duration_s`; then, bounded, until PSS covers the tree.
 
-    auto_stacks: the first time the engine sees the whole target idle, capture its stacks once (py-spy
-    pauses the target, so never again unasked) and tick once more so the engine reads them."""
+    auto_stacks: the first time the engine sees the whole target idle (or, at the end, when nothing showed
+    it working or answering), capture its stacks once (py-spy pauses each process for a moment, so never
+    again unasked) and tick once more so the engine reads them."""
     start = time.monotonic()
     last = incident.tick()
     k = 1
@@ -55,10 +63,12 @@ def watch(incident: Incident, duration_s: float, interval_s: float, auto_stacks:
         due = min(k * interval_s, duration_s)
         time.sleep(max(0.0, start + due - time.monotonic()))
         last = incident.tick()
-        if auto_stacks and incident.latest_stacks is None and wants_auto_stacks(last):
+        final = due >= duration_s
+        if auto_stacks and incident.latest_stacks is None and (
+                wants_auto_stacks(last) or (final and _unexplained(last))):
             incident.capture_stacks()
             last = incident.tick()
-        if due >= duration_s:
+        if final:
             break
         k += 1
     for _ in range(PSS_EXTRA_TICKS):
@@ -106,7 +116,7 @@ def run_report(
             roots = ", ".join(f"PID {r.pid}" for r in target.roots) or "nothing"
             print(f"triage: watching {roots} for {args.duration:g} s ...", file=sys.stderr)
         try:
-            last = watch(incident, args.duration, args.interval, bool(getattr(args, "auto_stacks", False)))
+            last = watch(incident, args.duration, args.interval, bool(getattr(args, "stacks", True)))
         finally:
             if recorder is not None:
                 recorder.close()

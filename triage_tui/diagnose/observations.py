@@ -16,11 +16,11 @@ from ..model.snapshot import ProcessInfo, Snapshot
 from ..model.unavailable import is_known
 from .figures import fmt_bytes, fmt_s, quote
 from .log_signals import classify_last_line, progress_percent, scan_log_lines
+from .roles import COMPILERS, is_compiler_name
 from .resource_observations import gpu_observations, kernel_observations, memory_observations, port_observations
 from .thresholds import Thresholds
 from .vocabulary import register
 
-COMPILERS = frozenset({"nvcc", "ptxas", "ninja", "cicc", "gcc", "g++", "cc1", "cc1plus", "c++", "clang", "clang++", "ld"})
 _WORLD_ARGS = re.compile(
     r"^--(tp-size|tp|tensor-parallel-size|tensor_parallel_size|nproc-per-node|nproc_per_node|world-size|world_size)"
     r"(?:=(\d+))?$"
@@ -138,8 +138,12 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
                             "processes", at, [pid], cpu_percent=round(rate * 100, 1)))
     for p in procs:
         if p.state == "Z":
-            out.append(_obs("zombie", f"PID {p.pid} ({_name(p)}) is a zombie (Z): it died and its parent {p.ppid} has not reaped it",
-                            "processes", at, [p.pid], ppid=p.ppid))
+            how = _wait_status(p.exit_status) if is_known(p.exit_status) else ""
+            out.append(_obs("zombie", f"PID {p.pid} ({_name(p)}) is a zombie (Z): it died{how} and its parent {p.ppid} "
+                            "has not reaped it", "processes", at, [p.pid], ppid=p.ppid))
+            if is_known(p.exit_status) and p.exit_status & 0x7F == 9:  # type: ignore[operator]
+                out.append(_obs("worker-sigkilled", f"PID {p.pid} ({_name(p)}) was killed by SIGKILL (zombie's exit "
+                                "status)", "processes", at, [p.pid]))
         elif p.state in ("T", "t"):
             why = "traced by a debugger (t)" if p.state == "t" else "stopped (T)"
             out.append(_obs("stopped-process", f"PID {p.pid} ({_name(p)}) is {why}: it runs nothing until SIGCONT",
@@ -197,11 +201,15 @@ def _io_growth(history: Sequence[Snapshot], pid: int) -> int:
 def _worker_shape(history: Sequence[Snapshot], procs: Sequence[ProcessInfo], at: float) -> list[Observation]:
     out: list[Observation] = []
     gone: dict[int, tuple[str, str]] = {}
-    for snap in history:
+    for snap in history:  # a compiler child that exits is a compile step that finished, not a dead worker
         for e in snap.exited:
+            if is_compiler_name(e.name) or (e.cmdline and is_compiler_name(e.cmdline[0])):
+                continue
             code = f"exit code {e.exit_code}" if is_known(e.exit_code) else "exit status unknown"
             gone[e.pid] = (e.name, code)
         for p in snap.exited_rows:
+            if is_compiler_name(p.name) or (p.cmdline and is_compiler_name(p.cmdline[0])):
+                continue
             gone.setdefault(p.pid, (p.name, "exit status unknown"))
     for pid, (name, code) in sorted(gone.items()):
         signal = _signal_of(code)
@@ -228,6 +236,21 @@ def _worker_shape(history: Sequence[Snapshot], procs: Sequence[ProcessInfo], at:
     return out
 
 
+def _wait_status(status: int) -> str:
+    """A wait() status in words: ` (exit code 3)`, ` (killed by signal 9, SIGKILL)`."""
+    import signal as _signal
+
+    sig = status & 0x7F
+    if sig == 0:
+        return f" (exit code {(status >> 8) & 0xFF}, read from /proc/PID/stat)"
+    try:
+        name = _signal.Signals(sig).name
+    except ValueError:
+        name = f"signal {sig}"
+    core = ", core dumped" if status & 0x80 else ""
+    return f" (killed by signal {sig}, {name}{core}, read from /proc/PID/stat)"
+
+
 def _signal_of(code: str) -> str:
     for number, name in (("137", "SIGKILL, usually the OOM killer"), ("-9", "SIGKILL, usually the OOM killer"),
                          ("135", "SIGBUS: a truncated or vanished mmap'd file"), ("-7", "SIGBUS: a truncated mmap'd file"),
@@ -241,17 +264,25 @@ def _signal_of(code: str) -> str:
 def log_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Observation]:
     now = history[-1]
     out: list[Observation] = []
+    start = history[0].taken_at
+    watched = now.taken_at - start
     for tail in now.logs:
-        if tail.error is not None:
-            continue
+        if tail.error is not None or (not tail.lines and not tail.partial.strip()):
+            continue  # an empty file says nothing: neither activity nor silence
         last = tail.partial.strip() or (tail.lines[-1].text if tail.lines else "")
         kind = classify_last_line(last, tail.lines[-1].level if tail.lines and not tail.partial.strip() else "info")
         silent = tail.seconds_since_last_byte
-        if is_known(silent) and kind == "progress-done" and silent >= min(th.silent_after_s, th.idle_after_s):
+        # written during the watch (an old line, or an empty file, is no activity); silent for the whole of
+        # a watch long enough to judge counts as silent even before the silence threshold
+        written_at = tail.last_byte_at
+        grew = bool(last) and is_known(written_at) and written_at > start
+        quiet_watch = watched >= th.idle_after_s and is_known(silent) and silent >= watched
+        if is_known(silent) and kind == "progress-done" and (
+                silent >= min(th.silent_after_s, th.idle_after_s) or quiet_watch):
             # a finished bar followed by silence says "the next phase never reported" sooner than plain silence
             out.append(_obs("log-silent-after-load", f"log silent {fmt_s(silent)} since {quote(last, 60)}: "
                             "loading finished, the next phase never reported", "logs", now.taken_at))
-        if is_known(silent) and silent >= th.silent_after_s:
+        if is_known(silent) and (silent >= th.silent_after_s or quiet_watch):
             after = {"progress-done": "a progress bar at 100 %", "traceback": "a traceback",
                      "timeout": "a timeout message", "progress": "an unfinished progress bar"}.get(kind, "")
             text = f"log {tail.source} silent for {fmt_s(silent)}; last line {quote(last)}"
@@ -262,9 +293,9 @@ def log_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Observ
                             "logs", now.taken_at))
         elif not is_known(silent) and _progress_in_lines(tail.lines):  # a paste: no timing, but the bar moved
             out.append(_obs("log-progress", f"progress advancing in {tail.source}: {quote(last)}", "logs", now.taken_at))
-        elif is_known(silent):
-            out.append(_obs("log-active", f"log {tail.source} wrote {fmt_s(silent)} ago: {quote(last)}", "logs",
-                            now.taken_at, silent_s=round(silent, 1)))
+        elif is_known(silent) and (grew or th.one_look):
+            out.append(_obs("log-active", f"log {tail.source} wrote {fmt_s(silent)} ago, during the watch: "
+                            f"{quote(last)}", "logs", now.taken_at, silent_s=round(silent, 1)))
             if kind == "progress" and _progress_moving(history, tail.path):
                 out.append(_obs("log-progress", f"progress advancing in {tail.source}: {quote(last)}", "logs", now.taken_at))
         out.extend(_line_signals(tail.lines, tail.source, now.taken_at))
@@ -300,7 +331,45 @@ def observe_snapshots(history: Sequence[Snapshot], th: Thresholds = Thresholds()
         return []
     out = (process_observations(history, th, idle_of) + log_observations(history, th) + port_observations(history)
            + gpu_observations(history, th) + memory_observations(history, th) + kernel_observations(history))
-    return out + _joined(out, history[-1].taken_at)
+    out = _idle_means_nothing_advances(out, history[-1])
+    return out + _joined(out, history[-1].taken_at) + _progress_seen(out, history, th)
+
+
+def _idle_means_nothing_advances(observations: list[Observation], now: Snapshot) -> list[Observation]:
+    """Idle is "nothing advances", not "no CPU": a loader that reads a little and moves its bar in its
+    log uses almost no CPU and is not idle. all-idle is withdrawn while a log wrote within its idle span."""
+    idle = next((o for o in observations if o.id == "all-idle"), None)
+    if idle is None:
+        return observations
+    span = idle.figures.get("idle_s", 0.0)
+    for tail in now.logs:
+        wrote = tail.seconds_since_last_byte
+        if tail.error is None and (tail.lines or tail.partial.strip()) and is_known(wrote) \
+                and isinstance(span, (int, float)) and wrote < span and (tail.partial.strip() or tail.lines):  # type: ignore[operator]
+            return [o for o in observations if o is not idle]
+    return observations
+
+
+def _progress_seen(observations: Sequence[Observation], history: Sequence[Snapshot], th: Thresholds) -> list[Observation]:
+    """Positive evidence of work during the watch: the tree's CPU time grew AND its log or its reads
+    advanced. CPU alone is no progress (a spin, a poller); a log alone may be a heartbeat of a stuck job."""
+    if len(history) < 2:
+        return []
+    ids = {o.id for o in observations}
+    advancing = [o for o in observations if o.id in ("log-active", "log-progress", "io-reading")]
+    if not advancing or "all-idle" in ids:
+        return []
+    first, last = history[0], history[-1]
+    grew = 0.0
+    for p in last.processes:
+        q = first.process(p.pid)
+        if q is not None and is_known(p.cpu_time_s) and is_known(q.cpu_time_s):
+            grew += max(0.0, p.cpu_time_s - q.cpu_time_s)  # type: ignore[operator]
+    span = last.taken_at - first.taken_at
+    if span <= 0 or grew <= max(0.1, th.idle_cpu_rate * span):
+        return []
+    return [_obs("progress-seen", f"progress during the {fmt_s(span)} watch: {fmt_s(grew)} of CPU and "
+                 f"{advancing[0].text}", "processes", last.taken_at, cpu_s=round(grew, 2))]
 
 
 def _joined(observations: Sequence[Observation], at: float) -> list[Observation]:

@@ -20,19 +20,44 @@ def _obs(oid: str, text: str, source: str, at: float, pids: Sequence[int] = (), 
     return Observation(id=register(oid), text=text, source=source, at=at, figures=clean, pids=tuple(pids))
 
 
+def _answered(p) -> bool:
+    """A reply to a request: our HTTP probe's, or a pasted curl's `HTTP/1.1 200` line."""
+    return p.result == "answered" or (p.result == "accepted" and p.detail.startswith("HTTP "))
+
+
 def port_observations(history: Sequence[Snapshot]) -> list[Observation]:
+    """Per port: answered (a reply to a request), accepts but does not answer, accepts (connect only: a
+    store or a pasted probe), refused. A store port's state is shown but is no evidence of a server."""
     now = history[-1]
-    probes = now.ports.probes
     out: list[Observation] = []
-    if probes:
-        ok = [p for p in probes if p.result == "accepted"]
-        where = ", ".join(f"{p.address}:{p.port} {p.result}" for p in probes)
-        if ok:
-            out.append(_obs("port-accepting", f"port {ok[0].port} accepts connections ({where})", "ports", now.taken_at,
-                            port=ok[0].port))
+    by_port: dict[int, list] = {}
+    for p in now.ports.probes:
+        by_port.setdefault(p.port, []).append(p)
+    for port, probes in by_port.items():
+        where = ", ".join(f"{p.address} {p.result}" for p in probes)
+        origin = next((p.origin for p in probes if p.origin), "")
+        named = f" (named by {origin})" if origin else ""
+        store = "rendezvous store" in origin
+        answered = [p for p in probes if _answered(p)]
+        if answered:
+            out.append(_obs("port-answering", f"port {port} accepts connections and answers a request: "
+                            f"{answered[0].detail or 'replied'}{named}", "ports", now.taken_at, port=port))
+            out.append(_obs("port-accepting", f"port {port} accepts connections ({where})", "ports", now.taken_at,
+                            port=port))
+        elif any(p.result == "no answer" for p in probes):
+            silent = next(p for p in probes if p.result == "no answer")
+            out.append(_obs("port-not-answering", f"port {port} {silent.detail}{named}", "ports", now.taken_at,
+                            port=port))
+        elif any(p.result == "accepted" for p in probes):
+            oid = "store-accepting" if store else "port-accepting"
+            what = "the rendezvous store accepts connections" if store else "accepts connections"
+            out.append(_obs(oid, f"port {port} {what} ({where}){named}", "ports", now.taken_at, port=port))
+        elif store:
+            out.append(_obs("store-refused", f"rendezvous store port {port} refuses connections ({where}){named}",
+                            "ports", now.taken_at, port=port))
         else:
-            out.append(_obs("port-refused", f"port {probes[0].port} not answering: {where}", "ports", now.taken_at,
-                            port=probes[0].port))
+            out.append(_obs("port-refused", f"port {port} not answering: {where}{named}", "ports", now.taken_at,
+                            port=port))
     return out
 
 
@@ -97,7 +122,8 @@ def memory_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Obs
             used = f", used {fmt_bytes(sysm.used_bytes)}" if is_known(sysm.used_bytes) else ""
             out.append(_obs("memory-ample", f"{fmt_bytes(avail)} available of {fmt_bytes(total)} RAM{used}: "
                             "no memory pressure", "memory", at, available=avail, total=total))
-    if rss and (pss or total):
+    several = isinstance(tgt.processes, int) and tgt.processes >= 2  # one process shares its pages with nobody
+    if rss and (pss or total) and several:
         parts = []
         if pss and rss >= th.illusion_ratio * pss:
             parts.append(f"PSS sum {fmt_bytes(pss)}")

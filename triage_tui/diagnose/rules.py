@@ -105,6 +105,9 @@ CATALOGUE: tuple[Spec, ...] = (
     Spec("cpu-starved", "Starved of CPU (runnable, not running)",
          next_checks=(("", "uptime; top; the cgroup's cpu.max: who takes the CPU?"),)),
     Spec("healthy", "Healthy (answering and making progress)",
+         needs="progress-seen | port-answering",
+         needs_text="no port answered a request and nothing advanced during the watch (CPU with log or I/O): "
+                    "no positive evidence of health",
          next_checks=(("", "send a real request and time it: curl -sS -m 10 http://HOST:PORT/..."),)),
     # causes the pasted-text corpus (tests/corpus) showed and the vocabulary lacked
     Spec("shm-exhausted", "Shared memory (/dev/shm) too small or full: workers die of SIGBUS or wait forever",
@@ -145,7 +148,7 @@ ROWS: tuple[Row, ...] = (
     Row("wait-for-missing-rank", "stacks-lock-wait", -0.3),
     Row("wait-for-missing-rank", "stacks-rendezvous", -0.3),
     Row("wait-for-missing-rank", "stacks-different-collectives", -0.2),
-    Row("wait-for-missing-rank", "port-accepting", -0.4),
+    Row("wait-for-missing-rank", "port-answering", -0.4),
     Row("wait-for-missing-rank", "log-progress", -0.3),
     Row("wait-for-missing-rank", "worker-exited | log-worker-exited", -0.2, "the missing rank is dead, not late"),
     Row("wait-for-missing-rank", "zombie", -0.2),
@@ -161,7 +164,7 @@ ROWS: tuple[Row, ...] = (
     Row("collective-hang", "stacks-odd-rank", -0.3, "one rank is elsewhere"),
     Row("collective-hang", "stacks-different-collectives", -0.4),
     Row("collective-hang", "stacks-lock-wait", -0.2),
-    Row("collective-hang", "port-accepting", -0.4),
+    Row("collective-hang", "port-answering", -0.4),
     # collective-mismatch
     Row("collective-mismatch", "stacks-different-collectives", 0.7),
     Row("collective-mismatch", "log-nccl-timeout", 0.1),
@@ -170,12 +173,15 @@ ROWS: tuple[Row, ...] = (
     # deadlock
     Row("deadlock", "stacks-lock-wait", 0.6),
     Row("deadlock", "wait-cycle", 0.7, "a cycle of waits across processes: nobody left to act"),
+    Row("deadlock", "stacks-orphan-lock", 0.6, "no thread of that process can ever release it"),
+    Row("deadlock", "port-not-answering & (stacks-lock-wait | stacks-one-lock-wait)", 0.1,
+        "the server's request threads are stuck"),
     Row("deadlock", "stacks-one-lock-wait", 0.2),
     Row("deadlock", "all-idle", 0.2),
     Row("deadlock", "stacks-unchanged", 0.1),
     Row("deadlock", "stacks-no-lock", -0.3),
     Row("deadlock", "busy-process", -0.2),
-    Row("deadlock", "port-accepting", -0.2),
+    Row("deadlock", "port-answering", -0.2),
     Row("deadlock", "log-active", -0.2),
     Row("deadlock", "stacks-same-collective", -0.2),
     # crashed-worker
@@ -208,7 +214,7 @@ ROWS: tuple[Row, ...] = (
     Row("still-loading", "all-idle", -0.4, "loading uses CPU or I/O"),
     Row("still-loading", "log-silent-after-load | log-ends-after-load", -0.3),
     Row("still-loading", "log-silent", -0.1),
-    Row("still-loading", "port-accepting", -0.3),
+    Row("still-loading", "port-answering", -0.3),
     # compiling
     Row("compiling", "compiler-running", 0.6),
     Row("compiling", "stacks-compile", 0.5),
@@ -247,15 +253,19 @@ ROWS: tuple[Row, ...] = (
     Row("busy-loop", "stacks-compile", -0.3),
     Row("busy-loop", "log-progress", -0.3),
     Row("busy-loop", "io-reading", -0.2),
-    Row("busy-loop", "port-accepting", -0.2),
+    Row("busy-loop", "port-answering", -0.2),
     Row("busy-loop", "gpu-computing", -0.2),
     Row("busy-loop", "gpu-spin", -0.3),
     Row("busy-loop", "log-active", -0.15),
     # cpu-starved
     Row("cpu-starved", "runnable-starved", 0.6),
-    # healthy
-    Row("healthy", "port-accepting", 0.55),
-    Row("healthy", "log-active", 0.2),
+    # healthy: only positive evidence counts (a reply to a request, or work seen advancing)
+    Row("healthy", "port-answering", 0.45, "a client's request is answered"),
+    Row("healthy", "port-accepting", 0.15),
+    Row("healthy", "progress-seen", 0.35),
+    Row("healthy", "log-active", 0.15),
+    Row("healthy", "port-not-answering", -0.6, "the kernel accepts, the server never replies"),
+    Row("healthy", "all-idle", -0.2, "nothing advances"),
     Row("healthy", "all-alive", 0.1),
     Row("healthy", "gpu-computing", 0.1),
     Row("healthy", "worker-exited | log-worker-exited", -0.4),
@@ -267,7 +277,7 @@ ROWS: tuple[Row, ...] = (
     Row("healthy", "oom-kill", -0.4),
     Row("healthy", "stacks-lock-wait", -0.3),
     Row("healthy", "d-state-faults", -0.3),
-    Row("healthy", "busy-process & !port-accepting", -0.1),
+    Row("healthy", "busy-process & !port-answering", -0.1),
     # pasted-text signals (parse/signal_lexicon.py and diagnose/pasted_text.py), written from the corpus's written
     # half; each weight says how much one line of that kind moves the cause
     Row("wait-for-missing-rank", "log-ranks-missing", 0.4, "the ranks that did not report are the late ones"),
@@ -332,5 +342,7 @@ RULE_OUTS: tuple[RuleOut, ...] = (
     RuleOut("still-loading", "all-idle & log-silent & !io-reading & !log-progress", "not still loading: no CPU, no I/O, no log"),
     RuleOut("stopped", "none-stopped", "nothing is stopped"),
     RuleOut("healthy", "port-refused & !port-accepting", "not healthy: the port does not answer"),
+    RuleOut("healthy", "port-not-answering & !port-answering", "not healthy: connections are accepted, requests never "
+            "answered"),
     RuleOut("busy-loop", "all-idle", "no busy loop: nothing uses CPU"),
 )

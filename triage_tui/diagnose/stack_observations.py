@@ -10,6 +10,7 @@ from ..model.diagnosis import Observation
 from ..model.snapshot import Snapshot
 from ..model.stacks import StackCapture, StackGroup
 from .figures import fmt_s
+from .roles import helper_role
 from .stack_reading import groups_of
 from .vocabulary import register
 
@@ -45,12 +46,14 @@ def _main_groups(capture: StackCapture, groups: Sequence[StackGroup]) -> dict[in
 
 
 def _ranks(pids: Sequence[int], snapshot: Optional[Snapshot]) -> list[int]:
-    """Captured PIDs minus launchers (a PID that is the parent of another captured PID)."""
+    """Captured PIDs that are peers: minus launchers (a PID that is the parent of another captured PID) and
+    helpers (resource tracker, compilers, compile workers: see roles.py)."""
     if snapshot is None:
         return list(pids)
-    parents = {p.ppid for p in snapshot.processes if p.pid in pids}
-    ranks = [pid for pid in pids if pid not in parents]
-    return ranks or list(pids)
+    helpers = {p.pid for p in snapshot.processes if helper_role(p)}
+    parents = {p.ppid for p in snapshot.processes if p.pid in pids and p.pid not in helpers}
+    ranks = [pid for pid in pids if pid not in parents and pid not in helpers]
+    return ranks or [pid for pid in pids if pid not in helpers] or list(pids)
 
 
 def stack_observations(capture: StackCapture, snapshot: Optional[Snapshot] = None,
@@ -106,6 +109,13 @@ def stack_observations(capture: StackCapture, snapshot: Optional[Snapshot] = Non
         out.append(_obs("stacks-one-lock-wait", f"one thread waits on a lock: {locks[0].wait_frame}", at, locks[0].pids))
     else:
         out.append(_obs("stacks-no-lock", "no thread waits on a lock", at))
+    for proc in capture.processes:  # a thread lock waited on where no other thread exists: held for ever
+        if len(proc.threads) == 1 and any((proc.pid, proc.threads[0].tid) in g.members for g in locks) \
+                and not _cross_process_lock(proc.threads[0]):
+            frame = next(g.wait_frame for g in locks if (proc.pid, proc.threads[0].tid) in g.members)
+            out.append(_obs("stacks-orphan-lock", f"PID {proc.pid}'s only thread waits on a lock ({frame}): no thread "
+                            "of that process can release it (a lock inherited held across fork)", at, [proc.pid],
+                            pid=proc.pid, frame=frame))
     main_kinds = Counter(g.wait_kind for g in main.values())
     for kind, (oid, text) in _KIND_OBS.items():
         if main_kinds.get(kind):
@@ -119,11 +129,25 @@ def stack_observations(capture: StackCapture, snapshot: Optional[Snapshot] = Non
     return out
 
 
+def _bootstrap(file: str) -> bool:
+    """The interpreter's own machinery (runpy, threading, importlib, multiprocessing's process start-up),
+    never site-packages: torch, vLLM and SGLang frames are the framework a caller is looked for in."""
+    if file.startswith("<frozen") or "site-packages/" in file or "dist-packages/" in file:
+        return file.startswith("<frozen")
+    return "/lib/python" in file
+
+
+def _cross_process_lock(thread) -> bool:
+    """A multiprocessing lock (SemLock) can be released by another process: not an orphan."""
+    inner = next((f for f in thread.frames if not f.native), None)
+    return inner is not None and "multiprocessing/" in inner.file
+
+
 def _where(group: StackGroup) -> str:
-    """The wait frame and the program frame that called it: `sleep (time) from init_drafter (w.py:120)`."""
+    """The wait frame and the program or framework frame that called it: `sleep (time) from init_drafter (w.py:120)`."""
     wait = group.wait_frame or group.departs_at
     caller = next((f for f in group.frames if not f.native and f.file and not _label(f).startswith(wait.split(" (")[0])
-                   and "/threading.py" not in "/" + f.file and "/lib/python" not in f.file), None)
+                   and not _bootstrap(f.file)), None)
     return f"{wait} from {_label(caller)}" if caller is not None and _label(caller) != wait else wait
 
 

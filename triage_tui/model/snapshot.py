@@ -91,6 +91,7 @@ class ProcessInfo:
     swap_bytes: Int = Unavailable("not read yet")
     pss_read_at: Float = Unavailable("not read yet")  # epoch s; a time, not an age, so an idle row stays unchanged
     gpus: tuple[GpuHolding, ...] = ()
+    exit_status: Int = Unavailable("alive")  # a zombie's wait status (/proc/PID/stat field 52): exit code or signal
     exited: bool = False  # vanished during this read; the row stays so it can be explained
     error: Optional[Unavailable] = None  # whole-row problem (access denied, vanished mid-read)
 
@@ -192,8 +193,9 @@ class PortProbe:
 
     port: int
     address: str
-    result: str
+    result: str  # accepted | answered (a reply to a request) | no answer (accepts, never replies) | refused | ...
     detail: str = ""
+    origin: str = ""  # who named the port: "--port", "--port 8000 in PID 12's command line", "listening socket", ...
 
 
 @dataclass(frozen=True)

@@ -334,7 +334,8 @@ def _timeline(changelog: Sequence[str]) -> list[str]:
 
 
 def _stacks(capture: StackCapture) -> list[str]:
-    lines = ["## Stacks", "", f"Captured at {_clock(capture.taken_at)} from {len(capture.pids)} processes."]
+    lines = ["## Stacks", "", f"Captured at {_clock(capture.taken_at)} from {len(capture.pids)} processes "
+             "(py-spy paused each process for a moment to read it; `--no-stacks` takes none)."]
     lines += [f"- note: {n}" for n in capture.notes]
     failed = [p for p in capture.processes if p.error is not None]
     lines += [f"- PID {p.pid}: {unavailable_text(p.error)}" for p in failed if p.error is not None]

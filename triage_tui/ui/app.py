@@ -259,6 +259,7 @@ class TriageApp(App[None]):
             self.changelog += moment.diagnosis.changes
         if self.auto_stacks and wants_auto_stacks(moment):
             self.auto_stacks = False  # once: py-spy pauses the target, so it is never repeated unasked
+            self._auto_capture = True
             self.action_capture(True)
         if self.view_at is None:
             self.render_all()
@@ -382,7 +383,8 @@ class TriageApp(App[None]):
 
     def on_stacks_ready(self, message: StacksReady) -> None:
         self._capturing = False
-        self.query_one(StacksPane).set_capture(message.capture)
+        auto, self._auto_capture = getattr(self, "_auto_capture", False), False
+        self.query_one(StacksPane).set_capture(message.capture, automatic=auto)
         self.notify(stacks_summary(message.capture) + " (5 shows them)", timeout=8)
         if self.live and not self.paused:
             self.request_tick()  # the engine reads the capture on the next tick: take it now, not in 2 s

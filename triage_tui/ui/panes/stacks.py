@@ -24,6 +24,7 @@ class StacksPane(Pane):
         super().__init__(**kwargs)
         self.progress = ""  # "capturing stacks of 8 processes…" while a capture runs
         self.error = ""
+        self.automatic = ""  # set when the app captured by itself
         self._capture: Optional[StackCapture] = None
 
     def compose(self):
@@ -43,8 +44,11 @@ class StacksPane(Pane):
             self._capture = view.moment.stacks
         self._redraw()
 
-    def set_capture(self, capture: StackCapture) -> None:
+    def set_capture(self, capture: StackCapture, automatic: bool = False) -> None:
         self._capture = capture
+        self.automatic = (f"captured by itself at {fmt.clock(capture.taken_at)}: the whole target had idled past "
+                          "the threshold (py-spy paused each process for a moment; --no-auto-stacks: never)"
+                          if automatic else "")
         self.progress = ""
         self.error = ""
         self._redraw()
@@ -65,6 +69,8 @@ class StacksPane(Pane):
             out.append(self.progress + "\n", style="bold cyan")
         if self.error:
             out.append(self.error + "\n", style="bold red")
+        if self.automatic and self._capture is not None:
+            out.append(self.automatic + "\n", style="cyan")
         if self._capture is None:
             out.append(HOW_TO, style="" if not self.progress else "dim")
         else:
