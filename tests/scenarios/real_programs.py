@@ -71,6 +71,8 @@ def rank(kind: str) -> None:
     me, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     print(f"rank {me}/{world} starting", flush=True)
     if kind == "missing":  # a rank the launcher never started: the others wait in the rendezvous
+        import torch.distributed  # noqa: F401 - imported before the mark: the wait, not the import, is watched
+
         mark("rendezvous")
         _init()
         print("init done (never printed)", flush=True)

@@ -79,9 +79,12 @@ def from_logs(logs: Iterable[LogTail]) -> list[NamedPort]:
     out: list[NamedPort] = []
     for tail in logs:
         for line in [ln.text for ln in tail.lines[-200:]] + [tail.partial]:
+            seen: set[int] = set()
             for pattern in (_LOG_URL, _HTTP_URL):
                 for m in pattern.finditer(line):
-                    if _local(m.group(1)) and (port := _port(m.group(2))):
+                    port = _port(m.group(2))
+                    if _local(m.group(1)) and port and port not in seen:
+                        seen.add(port)
                         out.append(NamedPort(port, "http", f"announced in {tail.source}: {m.group(0)[:60]!r}"))
     return out
 

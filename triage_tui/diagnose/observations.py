@@ -16,7 +16,7 @@ from ..model.snapshot import ProcessInfo, Snapshot
 from ..model.unavailable import is_known
 from .figures import fmt_bytes, fmt_s, quote
 from .log_signals import classify_last_line, progress_percent, scan_log_lines
-from .roles import COMPILERS, is_compiler_name
+from .roles import COMPILERS, helper_role, is_compiler_name
 from .resource_observations import gpu_observations, kernel_observations, memory_observations, port_observations
 from .thresholds import Thresholds
 from .vocabulary import register
@@ -159,7 +159,9 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
             else:
                 out.append(_obs("d-state", f"PID {p.pid} ({_name(p)}) in D (uninterruptible I/O wait), "
                                 f"wchan {p.wchan if is_known(p.wchan) else '?'}", "processes", at, [p.pid]))
-        elif p.state == "R" and is_known(p.cpu_percent) and p.cpu_percent < 20 and not one_look:
+        elif p.state == "R" and is_known(p.cpu_percent) and p.cpu_percent < 20 and not one_look \
+                and (cpu_rate(history, p.pid) or 0.0) < 0.2:
+            # over the whole watch, not the last interval alone (a py-spy capture pauses it for that long)
             inv = p.ctx_involuntary_delta if is_known(p.ctx_involuntary_delta) else 0
             if inv:
                 out.append(_obs("runnable-starved", f"PID {p.pid} runnable (R) but only {p.cpu_percent:.0f} % CPU, "
@@ -176,6 +178,56 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
         out.append(_obs("io-reading", f"the tree read {fmt_bytes(reads)} since the last look", "processes", at,
                         read_bytes=reads))
     out.extend(_worker_shape(history, procs, at))
+    out.extend(_kernel_view(procs, at))
+    if len(history) == 1 and not th.one_look:
+        out.extend(_first_look(procs, now, at))
+    return out
+
+
+def _peers(procs: Sequence[ProcessInfo]) -> list[ProcessInfo]:
+    """The processes that are compared: alive, not helpers, not the parent of another (a launcher)."""
+    alive = [p for p in procs if p.state not in ("Z", "X") and not helper_role(p)]
+    parents = {p.ppid for p in alive}
+    leaves = [p for p in alive if p.pid not in parents]
+    return leaves
+
+
+def _kernel_view(procs: Sequence[ProcessInfo], at: float) -> list[Observation]:
+    """Peers grouped by what the kernel says they sleep in (state, wait channel of the main thread), from the
+    first refresh and without pausing anyone: one that differs from all the others is named before any py-spy."""
+    peers = [p for p in _peers(procs) if is_known(p.wchan)]
+    if len(peers) < 3:
+        return []
+    groups: dict[tuple[str, str], list[ProcessInfo]] = {}
+    for p in peers:
+        groups.setdefault((p.state, str(p.wchan) or "-"), []).append(p)
+    if len(groups) != 2:
+        return []
+    (big_key, big), (odd_key, odd) = sorted(groups.items(), key=lambda kv: -len(kv[1]))
+    if len(odd) != 1 or len(big) < 2:
+        return []
+    p = odd[0]
+    return [_obs("kernel-odd-rank", f"PID {p.pid} ({_name(p)}) differs in the kernel's view: state {odd_key[0]} in "
+                 f"{odd_key[1]}, while the other {len(big)} are {big_key[0]} in {big_key[1]}", "processes", at, [p.pid],
+                 kernel_pid=p.pid, wchan=odd_key[1], others=len(big), others_wchan=big_key[1])]
+
+
+def _first_look(procs: Sequence[ProcessInfo], now: Snapshot, at: float) -> list[Observation]:
+    """What one look shows before any watching: CPU time against age, state and wait channel, and how long
+    ago each log was last written (its mtime): a hang older than triage is visible at once."""
+    out: list[Observation] = []
+    for p in procs[:8]:
+        if p.state == "Z" or not is_known(p.cpu_time_s) or not is_known(p.start_time):
+            continue
+        age = max(0.0, at - p.start_time)  # type: ignore[operator]
+        where = f"state {p.state}" + (f" in {p.wchan}" if is_known(p.wchan) and p.wchan else "")
+        cpu = f"{p.cpu_time_s:.1f} s" if p.cpu_time_s < 60 else fmt_s(p.cpu_time_s)  # type: ignore[operator,arg-type]
+        out.append(_obs("first-look", f"PID {p.pid} ({_name(p)}): {cpu} of CPU in {fmt_s(age)} of "
+                        f"life, {where}", "processes", at, [p.pid], cpu_s=round(p.cpu_time_s, 2), age_s=round(age, 1)))  # type: ignore[arg-type]
+    for tail in now.logs:
+        if tail.error is None and is_known(tail.seconds_since_last_byte) and (tail.lines or tail.partial.strip()):
+            out.append(_obs("first-look", f"log {tail.source} last written {fmt_s(tail.seconds_since_last_byte)} before "  # type: ignore[arg-type]
+                            "triage's first look (its mtime)", "logs", at))
     return out
 
 

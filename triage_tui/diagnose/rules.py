@@ -49,7 +49,9 @@ CATALOGUE: tuple[Spec, ...] = (
                " | log-nccl-timeout | stacks-one-in-collective",
          needs_text="fewer than 3 processes seen: no ranks to wait for",
          titles=(("stacks-odd-rank", "A wait for the missing rank: PID {pid} never reached the wait (it is in {frame})"),
-                 ("wait-hub", "Everyone waits on {hub_name}, which waits on nothing of the tree ({hub_doing})")),
+                 ("wait-hub", "Everyone waits on {hub_name}, which waits on nothing of the tree ({hub_doing})"),
+                 ("kernel-odd-rank", "A wait for the missing rank: PID {kernel_pid} sleeps elsewhere ({wchan}) while "
+                                     "the other {others} wait in {others_wchan} (the kernel's view, before any stacks)")),
          next_checks=(("stacks-odd-rank", "py-spy dump --native the odd rank PID {pid} and read its frame: S on it"),
                       ("", "capture stacks of all {processes} processes at once, grouped, and look for the rank that "
                            "differs: S (or --auto-stacks)"))),
@@ -138,8 +140,9 @@ ROWS: tuple[Row, ...] = (
     Row("wait-for-missing-rank", "gpu-loaded-idle", 0.1),
     Row("wait-for-missing-rank", "workers-present", 0.05),
     Row("wait-for-missing-rank", "stacks-odd-rank", 0.45, "that rank names the cause"),
+    Row("wait-for-missing-rank", "kernel-odd-rank & !stacks-captured", 0.25, "the kernel already shows the odd one"),
     Row("wait-for-missing-rank", "wait-hub & !stacks-odd-rank", 0.45, "the process everyone waits on is the one to look at"),
-    Row("wait-for-missing-rank", "wait-cycle", -0.3, "they wait on each other, not on a missing rank"),
+    Row("wait-for-missing-rank", "wait-cycle & !stacks-odd-rank", -0.3, "they wait on each other, not on a missing rank"),
     Row("wait-for-missing-rank", "one-busy-others-idle", 0.2, "the busy one is late"),
     Row("wait-for-missing-rank", "log-barrier-timeout", 0.15, "a waiter gave up: the slow one is elsewhere"),
     Row("wait-for-missing-rank", "log-nccl-timeout", 0.1),
@@ -173,6 +176,11 @@ ROWS: tuple[Row, ...] = (
     # deadlock
     Row("deadlock", "stacks-lock-wait", 0.6),
     Row("deadlock", "wait-cycle", 0.7, "a cycle of waits across processes: nobody left to act"),
+    # ranks of a collective read each other's sockets by design (gloo/NCCL rings): with stacks that show the
+    # ranks in collectives and no thread on a lock, such a "cycle" is the collective's exchange, not a deadlock
+    Row("deadlock", "wait-cycle & stacks-no-lock & (stacks-odd-rank | stacks-same-collective | "
+        "stacks-different-collectives | stacks-several-ranks)", -0.6,
+        "the stacks show ranks in collectives and no lock: peers of a collective wait on each other's sockets"),
     Row("deadlock", "stacks-orphan-lock", 0.6, "no thread of that process can ever release it"),
     Row("deadlock", "port-not-answering & (stacks-lock-wait | stacks-one-lock-wait)", 0.1,
         "the server's request threads are stuck"),
@@ -265,7 +273,7 @@ ROWS: tuple[Row, ...] = (
     Row("healthy", "progress-seen", 0.35),
     Row("healthy", "log-active", 0.15),
     Row("healthy", "port-not-answering", -0.6, "the kernel accepts, the server never replies"),
-    Row("healthy", "all-idle", -0.2, "nothing advances"),
+    Row("healthy", "all-idle & !port-answering", -0.2, "nothing advances"),
     Row("healthy", "all-alive", 0.1),
     Row("healthy", "gpu-computing", 0.1),
     Row("healthy", "worker-exited | log-worker-exited", -0.4),
