@@ -384,7 +384,17 @@ def observe_snapshots(history: Sequence[Snapshot], th: Thresholds = Thresholds()
     out = (process_observations(history, th, idle_of) + log_observations(history, th) + port_observations(history)
            + gpu_observations(history, th) + memory_observations(history, th) + kernel_observations(history))
     out = _idle_means_nothing_advances(out, history[-1])
-    return out + _joined(out, history[-1].taken_at) + _progress_seen(out, history, th)
+    return out + _joined(out, history[-1].taken_at) + _progress_seen(out, history, th) + _not_judged(history, th)
+
+
+def _not_judged(history: Sequence[Snapshot], th: Thresholds) -> list[Observation]:
+    """Say what a watch this short cannot judge yet, instead of letting silence read as health."""
+    span = history[-1].taken_at - history[0].taken_at
+    if th.one_look or span >= th.idle_after_s:
+        return []
+    return [_obs("not-judged-yet", f"watched {fmt_s(span)} so far: idle needs {fmt_s(th.idle_after_s)} of watching "
+                 "and progress needs two looks; the first-look figures stand alone until then", "processes",
+                 history[-1].taken_at, watched_s=round(span, 1))]
 
 
 def _idle_means_nothing_advances(observations: list[Observation], now: Snapshot) -> list[Observation]:

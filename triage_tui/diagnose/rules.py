@@ -178,11 +178,11 @@ ROWS: tuple[Row, ...] = (
     Row("deadlock", "wait-cycle", 0.7, "a cycle of waits across processes: nobody left to act"),
     # ranks of a collective read each other's sockets by design (gloo/NCCL rings): with stacks that show the
     # ranks in collectives and no thread on a lock, such a "cycle" is the collective's exchange, not a deadlock
-    Row("deadlock", "wait-cycle & stacks-no-lock & (stacks-odd-rank | stacks-same-collective | "
-        "stacks-different-collectives | stacks-several-ranks)", -0.6,
+    Row("deadlock", "wait-cycle & stacks-no-lock & stacks-several-ranks | wait-cycle & stacks-no-lock & stacks-odd-rank"
+        " | wait-cycle & stacks-no-lock & stacks-same-collective", -0.6,
         "the stacks show ranks in collectives and no lock: peers of a collective wait on each other's sockets"),
     Row("deadlock", "stacks-orphan-lock", 0.6, "no thread of that process can ever release it"),
-    Row("deadlock", "port-not-answering & (stacks-lock-wait | stacks-one-lock-wait)", 0.1,
+    Row("deadlock", "port-not-answering & stacks-lock-wait | port-not-answering & stacks-one-lock-wait", 0.1,
         "the server's request threads are stuck"),
     Row("deadlock", "stacks-one-lock-wait", 0.2),
     Row("deadlock", "all-idle", 0.2),
@@ -256,6 +256,8 @@ ROWS: tuple[Row, ...] = (
     # busy-loop
     Row("busy-loop", "busy-process", 0.45),
     Row("busy-loop", "stacks-running", 0.25),
+    Row("busy-loop", "stacks-running & runnable-starved", 0.35,
+        "runnable at every look and running code, never waiting: a loop that wants all the CPU on a crowded machine"),
     Row("busy-loop", "log-silent", 0.1),
     Row("busy-loop", "compiler-running", -0.4, "the CPU goes to a compile"),
     Row("busy-loop", "stacks-compile", -0.3),
@@ -267,6 +269,7 @@ ROWS: tuple[Row, ...] = (
     Row("busy-loop", "log-active", -0.15),
     # cpu-starved
     Row("cpu-starved", "runnable-starved", 0.6),
+    Row("cpu-starved", "runnable-starved & stacks-running", -0.1, "its own code never waits: it is the one asking for CPU"),
     # healthy: only positive evidence counts (a reply to a request, or work seen advancing)
     Row("healthy", "port-answering", 0.45, "a client's request is answered"),
     Row("healthy", "port-accepting", 0.15),
