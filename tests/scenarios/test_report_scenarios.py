@@ -278,7 +278,8 @@ CASES: tuple[Case, ...] = (
          "written-from", _uvicorn("deadlocked")),
     Case("tqdm-loader-own-log", "still-loading", ("crashed-worker", "deadlock", "stopped", "busy-loop"),
          "written-from", _tqdm),
-    Case("fork-inherited-lock", "deadlock", ("healthy", "busy-loop", "crashed-worker", "stopped"), "written-from",
+    Case("fork-inherited-lock", "fork-inherited-lock", ("healthy", "busy-loop", "crashed-worker", "stopped"),
+         "written-from",
          _simple("fork_lock", ((1, "parent"), (1, "child")))),
     # real libraries, held out: scored once on the rules as they were, never tuned on
     Case("gloo-rank-spinning-before-collective", "wait-for-missing-rank", ("healthy", "oom", "stopped", "deadlock"),

@@ -103,7 +103,8 @@ def observe(history: Sequence[Snapshot], stacks: Optional[StackCapture] = None,
     """All observations: the snapshots' history plus the latest stack capture."""
     out = observe_snapshots(history, thresholds, idle_of) + wait_observations(history)
     if stacks is not None:
-        out += stack_observations(stacks, history[-1] if history else None, previous_stacks)
+        out += stack_observations(stacks, history[-1] if history else None, previous_stacks,
+                                  live=not thresholds.one_look)
     return out
 
 

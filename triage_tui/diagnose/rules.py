@@ -181,7 +181,6 @@ ROWS: tuple[Row, ...] = (
     Row("deadlock", "wait-cycle & stacks-no-lock & stacks-several-ranks | wait-cycle & stacks-no-lock & stacks-odd-rank"
         " | wait-cycle & stacks-no-lock & stacks-same-collective", -0.6,
         "the stacks show ranks in collectives and no lock: peers of a collective wait on each other's sockets"),
-    Row("deadlock", "stacks-orphan-lock", 0.6, "no thread of that process can ever release it"),
     Row("deadlock", "port-not-answering & stacks-lock-wait | port-not-answering & stacks-one-lock-wait", 0.1,
         "the server's request threads are stuck"),
     Row("deadlock", "stacks-one-lock-wait", 0.2),
@@ -325,6 +324,9 @@ ROWS: tuple[Row, ...] = (
     Row("still-loading", "log-loading", 0.3),
     Row("io-blocked", "log-hung-task", 0.5),
     Row("fork-inherited-lock", "stacks-atexit-lock", 0.6),
+    Row("fork-inherited-lock", "stacks-orphan-lock", 0.7, "no thread of that process can ever release it"),
+    Row("fork-inherited-lock", "all-idle & stacks-orphan-lock", 0.1),
+    Row("deadlock", "stacks-orphan-lock & !stacks-lock-wait", -0.2, "one thread alone on a lock: an inherited lock"),
     Row("event-never-fires", "stacks-one-waiting & !stacks-lock-wait", 0.35, "the thread waits for a result"),
     Row("busy-loop", "prose-cpu-busy", 0.3),
     Row("compiling", "prose-cpu-busy", 0.05),

@@ -57,7 +57,9 @@ def _ranks(pids: Sequence[int], snapshot: Optional[Snapshot]) -> list[int]:
 
 
 def stack_observations(capture: StackCapture, snapshot: Optional[Snapshot] = None,
-                       previous: Optional[StackCapture] = None) -> list[Observation]:
+                       previous: Optional[StackCapture] = None, live: bool = True) -> list[Observation]:
+    """live: a capture of the whole process (a pasted dump may hold only the threads its author kept, so a
+    single thread on a lock there is no proof that no other thread exists)."""
     at = capture.taken_at
     groups = groups_of(capture)
     main = _main_groups(capture, groups)
@@ -109,7 +111,7 @@ def stack_observations(capture: StackCapture, snapshot: Optional[Snapshot] = Non
         out.append(_obs("stacks-one-lock-wait", f"one thread waits on a lock: {locks[0].wait_frame}", at, locks[0].pids))
     else:
         out.append(_obs("stacks-no-lock", "no thread waits on a lock", at))
-    for proc in capture.processes:  # a thread lock waited on where no other thread exists: held for ever
+    for proc in capture.processes if live else ():  # a thread lock waited on where no other thread exists
         if len(proc.threads) == 1 and any((proc.pid, proc.threads[0].tid) in g.members for g in locks) \
                 and not _cross_process_lock(proc.threads[0]):
             frame = next(g.wait_frame for g in locks if (proc.pid, proc.threads[0].tid) in g.members)
