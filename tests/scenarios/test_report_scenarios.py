@@ -107,6 +107,7 @@ class Case:
     start: Callable[[Job], None]
     libs: bool = True  # needs the real libraries
     odd: bool = False  # the report must name the odd rank's PID in hypothesis 1's title
+    known_miss: str = ""  # a held-out case the frozen rules got wrong: kept as a strict xfail, never tuned on
 
 
 # ---------------------------------------------------------------- starting each case
@@ -290,7 +291,9 @@ CASES: tuple[Case, ...] = (
     Case("loaded-then-one-never-at-barrier", "wait-for-missing-rank", WAITING_NOT + ("deadlock",), "held-out",
          _loaded_job, odd=True),
     Case("pool-worker-killed", "crashed-worker", ("healthy", "busy-loop", "stopped"), "held-out",
-         _simple("pool", ((1, "pool"),))),
+         _simple("pool", ((1, "pool"),)),
+         known_miss="held out, scored once after the freeze: top was deadlock (likely); multiprocessing.Pool "
+                    "replaces a killed worker without a word, and no rule reads the replacement's late start yet"),
 )
 
 
@@ -341,7 +344,8 @@ def _record(case: Case, doc: dict, problems: list[str]) -> None:
                              "ranking": [(h["id"], h["status"]) for h in hyps[:4]], "problems": problems}) + "\n")
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=c.known_miss))
+                                  if c.known_miss else c for c in CASES], ids=[c.name for c in CASES])
 def test_report_names_the_cause(case: Case, job: Job) -> None:
     if case.libs and not HAVE_LIBS:
         pytest.fail("torch, uvicorn, fastapi and tqdm are test dependencies: scripts/test.sh installs them")

@@ -252,3 +252,13 @@ def test_a_vanished_worker_named_by_an_oom_kill_line() -> None:
 def test_port_of_ignores_digits_int_cannot_read() -> None:
     assert port_of(argparse.Namespace(port=None, targets=[":²", ":8000"])) == 8000
     assert port_of_specs((":²",)) is None
+
+
+def test_a_cgroup_oom_count_from_before_the_watch_is_not_this_jobs_kill() -> None:
+    def mem(kills: int) -> MemoryReport:
+        return MemoryReport(cgroup=CgroupMemory(path="/shared", current_bytes=1 << 20, max_bytes=1 << 30, oom_kills=kills))
+
+    before = ids(series([Snapshot(processes=(proc(1),), memory=mem(3)) for _ in range(3)], 2.0))
+    assert "oom-kill" not in before and "cgroup-oom-before" in before
+    during = ids(series([Snapshot(processes=(proc(1),), memory=mem(k)) for k in (3, 3, 4)], 2.0))
+    assert "1 new OOM kill" in during["oom-kill"][0].text

@@ -133,6 +133,8 @@ CASES = [
      "Condition.wait"),
     ("Lock.acquire", [F("critical", USER, 14, "lock.acquire()"), *THREAD_TAIL], "idle", "lock", "critical (main.py:14)"),
     ("with lock:", [F("critical", USER, 15, "with self._state_lock:"), *THREAD_TAIL], "idle", "lock", "critical"),
+    ("with A_MODULE_LOCK:", [F("refresh", USER, 16, "with CACHE_LOCK:  # held by a thread that is gone"), *THREAD_TAIL],
+     "idle", "lock", "refresh"),
     ("Lock.acquire (native)", [F("PyThread_acquire_lock_timed", "libpython3.11.so", native=True),
                                F("lock_PyThread_acquire_lock", "libpython3.11.so", native=True),
                                F("critical", USER, 14)], "idle", "lock", "PyThread_acquire_lock_timed"),

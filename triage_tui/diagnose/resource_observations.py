@@ -145,8 +145,18 @@ def memory_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Obs
             out.append(_obs("cgroup-at-limit", f"cgroup {cg.path} at {fmt_bytes(cg.current_bytes)} of its "
                             f"{fmt_bytes(cg.max_bytes)} limit", "memory", at))
     kills = [s.memory.cgroup.oom_kills for s in history if is_known(s.memory.cgroup.oom_kills)]
-    if kills and kills[-1] > 0:
+    if kills and len(kills) >= 2 and kills[-1] > kills[0]:
+        out.append(_obs("oom-kill", f"cgroup {cg.path} counted {kills[-1] - kills[0]} new OOM kill(s) during the watch "
+                        f"({kills[-1]} in all)", "memory", at, kills=kills[-1]))
+    elif kills and kills[-1] > 0 and len(history) == 1:
+        # one look (a paste of memory.events, or the first refresh): the count is all there is to go on
         out.append(_obs("oom-kill", f"cgroup {cg.path} counts {kills[-1]} OOM kill(s)", "memory", at, kills=kills[-1]))
+    elif kills and kills[-1] > 0:
+        # a count from before triage came: the cgroup may hold other jobs; kernel lines naming the job's PIDs
+        # (kernel_observations) are what ties such a kill to this job
+        out.append(_obs("cgroup-oom-before", f"cgroup {cg.path} counts {kills[-1]} OOM kill(s) from before the watch "
+                        "(not necessarily this job's: no kernel line names one of its PIDs)", "memory", at,
+                        kills=kills[-1]))
     return out
 
 

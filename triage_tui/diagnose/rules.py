@@ -210,6 +210,7 @@ ROWS: tuple[Row, ...] = (
     Row("oom", "log-killed", 0.2),
     Row("oom", "log-cuda-oom", 0.3, "GPU memory, not host memory"),
     Row("oom", "anon-growing", 0.2),
+    Row("oom", "cgroup-oom-before", 0.15, "an earlier OOM kill in the cgroup; none named this job's PIDs"),
     Row("oom", "memory-ample", -0.3),
     Row("oom", "no-oom-kill", -0.1),
     # still-loading

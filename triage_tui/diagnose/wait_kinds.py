@@ -172,7 +172,7 @@ WAIT_RULES: tuple[WaitRule, ...] = (
           why="idle asyncio loop"),
     # source line of the innermost Python frame (C calls py-spy does not show)
     _rule("sleep", GENERIC, code=r"\bsleep\(", native=False),
-    _rule("lock", GENERIC, code=r"\.acquire\(|^\s*with\s+[\w.\[\]]*lock\w*\s*:|_lock\(\)", native=False),
+    _rule("lock", GENERIC, code=r"\.acquire\(|^\s*with\s+[\w.\[\]]*(?i:lock)\w*\s*:|_lock\(\)", native=False),  # CACHE_LOCK too
     _rule("collective", GENERIC, code=r"\b(work|handle|req|request|fut|future)\w*\.wait\(", native=False),
     _rule("device-sync", GENERIC, code=r"\.synchronize\(", native=False),
     _rule("rendezvous", GENERIC, code=r"\.connect\(|create_connection\(", native=False),
