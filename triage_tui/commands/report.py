@@ -116,7 +116,8 @@ def run_report(
             roots = ", ".join(f"PID {r.pid}" for r in target.roots) or "nothing"
             print(f"triage: watching {roots} for {args.duration:g} s ...", file=sys.stderr)
         try:
-            last = watch(incident, args.duration, args.interval, bool(getattr(args, "stacks", True)))
+            last = watch(incident, args.duration, args.interval,
+                         bool(getattr(args, "stacks", True)) and bool(getattr(args, "auto_stacks", True)))
         finally:
             if recorder is not None:
                 recorder.close()
