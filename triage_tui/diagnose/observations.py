@@ -141,7 +141,7 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
             how = _wait_status(p.exit_status) if is_known(p.exit_status) else ""
             out.append(_obs("zombie", f"PID {p.pid} ({_name(p)}) is a zombie (Z): it died{how} and its parent {p.ppid} "
                             "has not reaped it", "processes", at, [p.pid], ppid=p.ppid))
-            if is_known(p.exit_status) and p.exit_status & 0x7F == 9:  # type: ignore[operator]
+            if is_known(p.exit_status) and p.exit_status & 0x7F == 9:
                 out.append(_obs("worker-sigkilled", f"PID {p.pid} ({_name(p)}) was killed by SIGKILL (zombie's exit "
                                 "status)", "processes", at, [p.pid]))
         elif p.state in ("T", "t"):
@@ -219,14 +219,14 @@ def _first_look(procs: Sequence[ProcessInfo], now: Snapshot, at: float) -> list[
     for p in procs[:8]:
         if p.state == "Z" or not is_known(p.cpu_time_s) or not is_known(p.start_time):
             continue
-        age = max(0.0, at - p.start_time)  # type: ignore[operator]
+        age = max(0.0, at - p.start_time)
         where = f"state {p.state}" + (f" in {p.wchan}" if is_known(p.wchan) and p.wchan else "")
-        cpu = f"{p.cpu_time_s:.1f} s" if p.cpu_time_s < 60 else fmt_s(p.cpu_time_s)  # type: ignore[operator,arg-type]
+        cpu = f"{p.cpu_time_s:.1f} s" if p.cpu_time_s < 60 else fmt_s(p.cpu_time_s)
         out.append(_obs("first-look", f"PID {p.pid} ({_name(p)}): {cpu} of CPU in {fmt_s(age)} of "
-                        f"life, {where}", "processes", at, [p.pid], cpu_s=round(p.cpu_time_s, 2), age_s=round(age, 1)))  # type: ignore[arg-type]
+                        f"life, {where}", "processes", at, [p.pid], cpu_s=round(p.cpu_time_s, 2), age_s=round(age, 1)))
     for tail in now.logs:
         if tail.error is None and is_known(tail.seconds_since_last_byte) and (tail.lines or tail.partial.strip()):
-            out.append(_obs("first-look", f"log {tail.source} last written {fmt_s(tail.seconds_since_last_byte)} before "  # type: ignore[arg-type]
+            out.append(_obs("first-look", f"log {tail.source} last written {fmt_s(tail.seconds_since_last_byte)} before "
                             "triage's first look (its mtime)", "logs", at))
     return out
 
@@ -407,7 +407,7 @@ def _idle_means_nothing_advances(observations: list[Observation], now: Snapshot)
     for tail in now.logs:
         wrote = tail.seconds_since_last_byte
         if tail.error is None and (tail.lines or tail.partial.strip()) and is_known(wrote) \
-                and isinstance(span, (int, float)) and wrote < span and (tail.partial.strip() or tail.lines):  # type: ignore[operator]
+                and isinstance(span, (int, float)) and wrote < span and (tail.partial.strip() or tail.lines):
             return [o for o in observations if o is not idle]
     return observations
 
@@ -426,7 +426,7 @@ def _progress_seen(observations: Sequence[Observation], history: Sequence[Snapsh
     for p in last.processes:
         q = first.process(p.pid)
         if q is not None and is_known(p.cpu_time_s) and is_known(q.cpu_time_s):
-            grew += max(0.0, p.cpu_time_s - q.cpu_time_s)  # type: ignore[operator]
+            grew += max(0.0, p.cpu_time_s - q.cpu_time_s)
     span = last.taken_at - first.taken_at
     if span <= 0 or grew <= max(0.1, th.idle_cpu_rate * span):
         return []
