@@ -90,6 +90,20 @@ class Job:
     def stop(self) -> None:
         for undo in self.cleanups:
             undo()
+        # torchrun starts its workers in sessions of their own: the process group alone would leave them running
+        import psutil
+
+        strays = []
+        for proc in self.procs:
+            try:
+                strays += psutil.Process(proc.pid).children(recursive=True)
+            except psutil.Error:
+                pass
+        for child in strays:
+            try:
+                child.kill()
+            except psutil.Error:
+                pass
         for proc in self.procs:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
