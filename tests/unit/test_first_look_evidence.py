@@ -9,17 +9,17 @@ from triage_tui.collect.announced_ports import from_cmdline, from_environ, from_
 from triage_tui.diagnose.hypotheses import evaluate
 from triage_tui.diagnose.observations import observe_snapshots
 from triage_tui.diagnose.thresholds import Thresholds
+from triage_tui.model.diagnosis import Observation
 from triage_tui.model.snapshot import (
     LogLine,
     LogTail,
-    Observation,
     PortProbe,
     PortReport,
     ProcessInfo,
     Snapshot,
     TargetMemory,
 )
-from triage_tui.render.markdown import sorted_hypotheses
+from triage_tui.render.verdict import engine_order as sorted_hypotheses
 
 TH = Thresholds(idle_after_s=4.0, silent_after_s=10.0)
 

@@ -18,7 +18,6 @@ from triage_tui.diagnose.wait_kinds import KINDS
 # Registered ids no rule names: facts shown to the reader (and counted by the engine's own code, such as
 # the processes figure), not evidence for a cause. Adding one here is a decision; this test reports a new one.
 INFORMATIONAL = {
-    "stacks-captured": "says a capture was read and how many stacks it had",
     "stacks-failed": "says which processes' stacks could not be read",
     "stacks-subprocess": "a main thread waiting for a child: shown, no cause rests on it yet",
     "log-timeout": "a generic timeout line, shown; the specific NCCL/barrier ones are evidence",
@@ -28,6 +27,10 @@ INFORMATIONAL = {
     "prose-gpu-idle": "a figure quoted in prose: shown, no rule rests on prose alone",
     "prose-rss": "a figure quoted in prose: shown",
     "prose-stuck": "'stuck for hours' in prose: shown",
+    "first-look": "CPU against age, state, wait channel, a log's mtime: shown at once, the watch judges",
+    "not-judged-yet": "says what a short watch cannot judge: shown, no rule",
+    "store-accepting": "a rendezvous store's port state: shown, it is no evidence of a server",
+    "store-refused": "a rendezvous store's port state: shown (the waits' rendezvous rows judge it)",
 }
 # stacks-odd-KIND exists for every wait kind; rules name the kinds that point at a cause (compile, device-sync)
 ODD_KINDS = {f"stacks-odd-{kind}" for kind in KINDS}
