@@ -4,29 +4,39 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Optional
 
 from .base import Host
 from .local import local_host
 
+if TYPE_CHECKING:
+    from .ssh_connect import SshOptions
+
 __all__ = ["host_from_args", "local_host"]
 
 
-def ssh_host_for(args: argparse.Namespace, destination: str) -> Host:
-    """SshHost for one node, with the connection flags of `args` (-i, --ssh-config, --accept-new-host-key,
-    --agentless): what every node of a multi-node job is opened with."""
-    from .ssh import SshHost
+def _ssh_options(args: argparse.Namespace, destination: str, interactive: Optional[bool] = None) -> SshOptions:
+    """The connection flags of `args` (-i, --ssh-config, --accept-new-host-key) for one destination; a
+    malformed destination fails here, before any connection."""
     from .ssh_connect import SshOptions, split_destination
 
-    split_destination(destination)  # a malformed destination fails here, before any connection
-    options = SshOptions(
+    split_destination(destination)
+    return SshOptions(
         destination=destination,
         identity=getattr(args, "identity", None),
         config_file=getattr(args, "ssh_config", None),
         known_hosts=getattr(args, "known_hosts", None),
         accept_new_host_key=bool(getattr(args, "accept_new_host_key", False)),
-        interactive=False,  # many nodes at once: a passphrase prompt per node would interleave
+        interactive=interactive,
     )
-    return SshHost(options, agentless=bool(getattr(args, "agentless", False)))  # many nodes: no status line
+
+
+def ssh_host_for(args: argparse.Namespace, destination: str) -> Host:
+    """SshHost for one node of a multi-node job, with the connection flags of `args` (and --agentless)."""
+    from .ssh import SshHost
+
+    # many nodes at once: a passphrase prompt per node would interleave, and so would status lines
+    return SshHost(_ssh_options(args, destination, interactive=False), agentless=bool(getattr(args, "agentless", False)))
 
 
 def terminal_progress(name: str) -> Callable[[str], None]:
@@ -56,15 +66,8 @@ def host_from_args(args: argparse.Namespace) -> Host:
     if not destination:
         return local_host()
     from .ssh import SshHost
-    from .ssh_connect import SshOptions, check_config_file, split_destination
+    from .ssh_connect import check_config_file
 
-    split_destination(destination)  # a malformed destination fails here, before any connection
+    options = _ssh_options(args, destination)
     check_config_file(getattr(args, "ssh_config", None))
-    options = SshOptions(
-        destination=destination,
-        identity=getattr(args, "identity", None),
-        config_file=getattr(args, "ssh_config", None),
-        known_hosts=getattr(args, "known_hosts", None),
-        accept_new_host_key=bool(getattr(args, "accept_new_host_key", False)),
-    )
     return SshHost(options, agentless=bool(getattr(args, "agentless", False)), progress=terminal_progress(destination))
