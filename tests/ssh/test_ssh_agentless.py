@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 from triage_tui.host.base import CollectOptions, StackOptions, TargetError
 from triage_tui.host.ssh import SshHost
-from triage_tui.host.ssh_agentless import build_script, split_sections, subtree
+from triage_tui.host.ssh_agentless import MIN_CPU_INTERVAL_S, build_script, split_sections, subtree
 from triage_tui.model.unavailable import Unavailable, is_known
 from triage_tui.parse.ss_listen import parse_ss_listen
 
@@ -26,6 +27,7 @@ def test_agentless_collects_the_real_tree_and_says_what_it_cannot_see(node: Node
         target = host.resolve([str(sleeper_tree.pid)])
         first = host.collect(target, CollectOptions())
         second = host.collect(target, CollectOptions())  # now /proc/PID/status is read for the whole tree
+        time.sleep(MIN_CPU_INTERVAL_S)  # a CPU % is never taken over less (the figure, not a timed assertion)
         third = host.collect(target, CollectOptions())  # and a CPU % has two samples for every process
         stacks = host.capture_stacks([sleeper_tree.pid], StackOptions())
     finally:

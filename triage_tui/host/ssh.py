@@ -23,6 +23,7 @@ from ..model.unavailable import Unavailable
 from .base import CollectOptions, StackOptions, TargetError
 from .ssh_agent_client import AgentSession, NoUsablePython
 from .ssh_agentless import (
+    MIN_CPU_INTERVAL_S,
     CpuSample,
     Sections,
     agentless_mappings,
@@ -191,7 +192,9 @@ class SshHost:
                                                                        port=options.port))
             snapshot = build_snapshot(self.name, target, options, sections, status_pids, started,
                                       (time.time() - started) * 1000, self._cpu)
-            self._cpu = cpu_sample(sections, status_pids, snapshot_clock(sections))
+            sample = cpu_sample(sections, status_pids, snapshot_clock(sections))
+            if self._cpu is None or sample.at - self._cpu.at >= MIN_CPU_INTERVAL_S or set(sample.ticks) - set(self._cpu.ticks):
+                self._cpu = sample  # a refresh too soon after the last keeps the older baseline for the next CPU %
             self._status_pids = [p.pid for p in snapshot.processes if not p.exited]
             # the mode source says why agentless (flag, or no Python we may run) before what it cannot read
             snapshot = dataclasses.replace(snapshot, sources=tuple(
