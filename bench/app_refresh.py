@@ -20,10 +20,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from triage_tui.demo.fixture import FixtureHost, build_snapshots  # noqa: E402
+from triage_tui.incident import Incident  # noqa: E402
 from triage_tui.model.snapshot import ProcessInfo  # noqa: E402
 from triage_tui.ui.app import TriageApp  # noqa: E402
-from triage_tui.ui.messages import SnapshotReady  # noqa: E402
-from triage_tui.ui.sample import SampleIncident, build_snapshots  # noqa: E402
+from triage_tui.ui.messages import MomentReady  # noqa: E402
 
 
 def tree(n: int) -> tuple[ProcessInfo, ...]:
@@ -43,15 +44,17 @@ def tree(n: int) -> tuple[ProcessInfo, ...]:
 async def measure(n: int) -> float:
     procs = tree(n)
     snaps = [dataclasses.replace(s, processes=procs) for s in build_snapshots(8)]
-    incident = SampleIncident(snaps, preload=1)
-    app = TriageApp(incident, interval=3600, live=False, clock=lambda: incident.latest.taken_at)
+    host = FixtureHost(snaps)
+    incident = Incident(host, host.target, host.options)
+    incident.tick()
+    app = TriageApp(incident, interval=3600, live=False, clock=host.clock)
     times = []
     async with app.run_test(size=(200, 50)) as pilot:
         await pilot.pause()
         for _ in range(6):
-            snapshot = incident.tick()
+            moment = incident.tick()  # the engine's work is the worker thread's, not timed here
             start = time.perf_counter()
-            app.post_message(SnapshotReady(snapshot))
+            app.post_message(MomentReady(moment))
             await pilot.pause()
             times.append(time.perf_counter() - start)
     return statistics.median(times)

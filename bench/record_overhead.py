@@ -15,6 +15,7 @@ import tempfile
 import time
 
 from triage_tui.model.codec import to_json
+from triage_tui.model.moment import Moment
 from triage_tui.model.snapshot import MemoryReport, ProcessInfo, Snapshot, SystemMemory
 from triage_tui.record.recorder import Recorder
 
@@ -45,11 +46,11 @@ def measure(n: int, refreshes: int, moving: int) -> None:
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "r.jsonl")
         recorder = Recorder(path)
-        recorder.write_snapshot(snapshots[0])
+        recorder.write_moment(Moment(snapshots[0]))
         first = os.path.getsize(path)
         cpu = time.process_time()
         for s in snapshots[1:]:
-            recorder.write_snapshot(s)
+            recorder.write_moment(Moment(s))
         spent = time.process_time() - cpu
         recorder.close()
         delta = (os.path.getsize(path) - first) / refreshes

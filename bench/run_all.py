@@ -1,7 +1,7 @@
 """Every benchmark, one after another, in one run on one machine; prints one Markdown report.
 
     bash bench/run.sh            # installs the peers, then runs this
-    python3 bench/run_all.py [--quick] [--only overhead,startup,refresh,app,stacks,ssh]
+    python3 bench/run_all.py [--quick] [--only overhead,startup,refresh,waits,app,stacks,ssh]
 
 --quick shortens windows and repeats (a smoke run, not figures to quote). The report states the
 machine; BENCHMARKS.md holds the last full run and the command that produced it.
@@ -20,7 +20,7 @@ sys.path.insert(0, HERE)
 
 from common import REPO, machine_line  # noqa: E402
 
-SECTIONS = ("overhead", "startup", "refresh", "app", "stacks", "ssh")
+SECTIONS = ("overhead", "startup", "refresh", "waits", "app", "stacks", "ssh")
 
 
 def _script(name: str, *args: str) -> str:
@@ -61,6 +61,10 @@ def main() -> int:
         print(refresh.table(refresh.run(repeats=3 if args.quick else 7)) + "\n")
         print("smaps_rollup on a budget (10 ms per tick, 1,000 processes plus one mapping 2 GiB):\n")
         print(refresh.smaps_table(refresh.measure_smaps_budget(2 if args.quick else 5)) + "\n")
+    if "waits" in only:
+        print("## The wait-for graph at 1,000 processes\n")
+        os.environ["BENCH_REPEATS"] = "3" if args.quick else "7"
+        print(_script("waits.py") + "\n")
     if "app" in only:
         print("## The app: UI-thread time of one refresh\n")
         print("```\n" + _script("app_refresh.py") + "\n```\n")

@@ -7,9 +7,10 @@ source shaped like the reference incident (docs/incident.md), which has the 8 GP
 screenshots/demo-incident.jsonl was recorded with
 `triage demo --report --duration 16 --interval 1 --auto-stacks --record screenshots/demo-incident.jsonl`.
 
-The source is triage_tui.ui.sample: a launcher and 8 renamed workers asleep at 0 % CPU, RSS 425 GB each
-against a small PSS, the log silent after the 100 % weight-loading bar, port 8000 refused, 8 GPUs at
-76017 MiB and 0 %. Times render in UTC so the files only change when the app does.
+The source is triage_tui.demo.fixture's FixtureHost: raw snapshots of a launcher and 8 renamed workers asleep
+at 0 % CPU, RSS 425 GB each against a small PSS, the log silent after the 100 % weight-loading bar, port 8000
+refused, 8 GPUs at 76017 MiB and 0 %, diagnosed by the real engine (no hypothesis is written by hand). Times
+render in UTC so the files only change when the app does.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from triage_tui.demo.fixture import FixtureHost, build_snapshots  # noqa: E402
+from triage_tui.incident import Incident  # noqa: E402
 from triage_tui.ui.app import TriageApp  # noqa: E402
-from triage_tui.ui.sample import SampleIncident, build_snapshots  # noqa: E402
 
 DEMO_RECORD = Path(__file__).resolve().parents[1] / "screenshots" / "demo-incident.jsonl"
 SHOTS = (
@@ -43,12 +45,16 @@ SHOTS = (
 
 def open_source(record: str | None):
     if record is None:
-        return SampleIncident(build_snapshots(80), preload=60), True
+        host = FixtureHost(build_snapshots(80))
+        incident = Incident(host, host.target, host.options)
+        for _ in range(60):
+            incident.tick()
+        return incident, True
     from triage_tui.record.reader import read_record
-    from triage_tui.record.replay import ReplayIncident
+    from triage_tui.record.replay import ReplayView
 
     recording = read_record(record)
-    return ReplayIncident(recording, preload=len(recording.snapshots)), False
+    return ReplayView(recording, preload=len(recording.moments)), False
 
 
 async def shoot(out: Path, name: str, size: tuple[int, int], keys: tuple[str, ...], record: str | None = None) -> None:

@@ -21,6 +21,8 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 python3 -m pip install -q -e '.[test]'
+# torch.distributed (gloo on CPU), DDP and DataLoader for the live report scenarios: pinned, the CPU build
+python3 -c 'import torch' 2>/dev/null || python3 -m pip install -q torch==2.13.0
 # The layering contract and the type check (pyproject.toml [tool.importlinter], [tool.mypy]): a violation
 # fails the run before any test.
 lint-imports --no-cache

@@ -76,7 +76,10 @@ def _add_watch_args(p: argparse.ArgumentParser) -> None:
         "--smaps-budget-ms", type=_positive_float, default=100.0, metavar="MS",
         help="time per refresh allowed for smaps_rollup (PSS/USS) reads (default 100 ms)",
     )
-    p.add_argument("--auto-stacks", action="store_true", help="capture stacks once by itself when the whole target idles")
+    p.add_argument("--auto-stacks", action="store_true", default=True,
+                   help="capture stacks once by itself when the whole target idles (the default)")
+    p.add_argument("--no-auto-stacks", dest="auto_stacks", action="store_false",
+                   help="never capture stacks unasked (py-spy pauses each process for a moment)")
 
 
 def _add_record_args(p: argparse.ArgumentParser) -> None:
@@ -146,9 +149,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     _add_watch_args(p)
     _add_record_args(p)
     _add_ssh_args(p)
-    p.add_argument("--duration", type=_positive_float, default=5.0, metavar="S", help="how long to watch (default 5 s)")
+    p.add_argument("--duration", type=_positive_float, default=15.0, metavar="S",
+                   help="how long to watch (default 15 s: idle needs 10 s of watching to be judged)")
     _add_format_arg(p, ("md", "json"), "md")
     p.add_argument("--from", dest="from_file", metavar="FILE", help="report on a recorded incident instead of watching")
+    p.add_argument("--no-stacks", dest="stacks", action="store_false",
+                   help="take no stack capture (by default one py-spy dump of an idle or unexplained target, which "
+                        "pauses each process for a moment)")
     subs["report"] = p
 
     p = argparse.ArgumentParser(prog="triage stacks", description="Capture every worker's stack at once, grouped.",
@@ -175,11 +182,14 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     p.add_argument("--workers", type=int, default=8, metavar="N", help="worker processes (default 8)")
     p.add_argument("--weights-mb", type=int, default=256, metavar="MB", help="size of the shared weights file (default 256)")
     p.add_argument("--report", action="store_true", help="print the report instead of opening the app")
-    p.add_argument("--duration", type=_positive_float, default=5.0, metavar="S", help="with --report: how long to watch")
+    p.add_argument("--duration", type=_positive_float, default=15.0, metavar="S",
+                   help="with --report: how long to watch (default 15 s)")
     _add_format_arg(p, ("md", "json"), "md", "with --report: ")
     _add_record_args(p)
     p.add_argument("--interval", type=_positive_float, default=2.0, metavar="S", help="refresh interval (default 2 s)")
-    p.add_argument("--auto-stacks", action="store_true", help="capture stacks once by itself when the demo idles")
+    p.add_argument("--auto-stacks", action="store_true", default=True,
+                   help="capture stacks once by itself when the demo idles (the default)")
+    p.add_argument("--no-auto-stacks", dest="auto_stacks", action="store_false", help="never capture stacks unasked")
     _add_theme_arg(p)
     subs["demo"] = p
 

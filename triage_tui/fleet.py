@@ -20,9 +20,10 @@ from typing import Optional, Union
 from .diagnose.job import diagnose_job
 from .host.base import CollectOptions, Host, StackOptions, TargetError
 from .host.ssh_connect import SshError
-from .incident import Incident, Recorder
+from .incident import HostOutage, Incident, Recorder
 from .model.job import JobMoment, NodeEvidence
-from .model.snapshot import Hypothesis, Snapshot, Target
+from .model.diagnosis import Hypothesis
+from .model.snapshot import Snapshot, Target
 from .model.stacks import StackCapture
 
 DEFAULT_CONCURRENCY = 16
@@ -56,12 +57,13 @@ class NodeWatch:
 
     @property
     def latest(self) -> Optional[Snapshot]:
-        return self.incident.latest if self.incident is not None else None
+        latest = self.incident.latest if self.incident is not None else None
+        return latest.snapshot if latest is not None else None
 
     @property
     def hypotheses(self) -> tuple[Hypothesis, ...]:
-        latest = self.latest
-        return latest.hypotheses if latest is not None else ()
+        latest = self.incident.latest if self.incident is not None else None
+        return latest.diagnosis.hypotheses if latest is not None else ()
 
     @property
     def stacks(self) -> Optional[StackCapture]:
@@ -96,7 +98,11 @@ class NodeWatch:
                 return
             recorder = self.make_recorder(self.name) if self.make_recorder is not None else None
             self.incident = Incident(self.host, target, self.options, recorder=recorder)
-        snapshot = self.incident.tick()
+        try:
+            snapshot = self.incident.tick().snapshot
+        except HostOutage:  # the node's last good Moment stays; its hypotheses are not reset by the outage
+            self.reachable, self.reason = False, self.incident.outage.removeprefix("ssh ")
+            return
         failing = [s for s in snapshot.sources if s.name == "ssh" and s.status == "failing"]
         if failing:
             self.reachable, self.reason = False, failing[0].detail

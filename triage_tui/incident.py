@@ -1,28 +1,31 @@
-"""The watch loop both faces share: collect → observe → diagnose → record, and the timeline.
+"""The watch loop every face shares: collect → diagnose → record, and the timeline of Moments.
 
-The app and `triage report` are two views of one Incident; neither wires host, engine and
-recorder itself. Incident is not thread-safe: one worker ticks it at a time (the app runs
-`tick` in a thread worker and posts the result to the UI thread).
+The app, `triage report` and `e` are views of one IncidentView; none wires host, engine and
+recorder itself. A live `Incident` ticks a Host (local, SSH, or the tests' FixtureHost) through the
+real engine; `record.replay.ReplayView` serves recorded Moments without running the engine again.
+Incident is not thread-safe for ticks: one worker ticks it at a time (the app runs `tick` in a
+thread worker and posts the Moment to the UI thread).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import threading
-from collections.abc import Callable, Sequence
-from typing import Any, Optional, Protocol
+from collections.abc import Sequence
+from typing import Optional, Protocol
 
-from .diagnose.engine import Diagnosis, DiagnosisEngine
+from .diagnose.engine import DiagnosisEngine
 from .diagnose.stack_groups import compare_captures
 from .host.base import CollectOptions, Host, StackOptions
+from .model.mappings import FileMapping
+from .model.moment import Moment
 from .model.snapshot import Snapshot, Target
 from .model.stacks import StackCapture
+from .model.unavailable import Unavailable
 
 
 class Recorder(Protocol):
-    def write_snapshot(self, snapshot: Snapshot) -> None: ...
+    def write_moment(self, moment: Moment) -> None: ...
     def write_stacks(self, capture: StackCapture) -> None: ...
-    def write_changes(self, at: float, changes: Sequence[str]) -> None: ...
     def close(self) -> None: ...
 
 
@@ -30,8 +33,8 @@ class HostOutage(Exception):
     """The host could not be reached this tick: nothing was read, which is not "nothing runs".
 
     Raised by Incident.tick instead of absorbing an empty snapshot: the timeline keeps the last good
-    one (the faces show it, marked stale), the engine's hypotheses stay as they were (an outage is not
-    evidence that the target is gone), and "last good" stays at the last good read."""
+    Moment (the faces show it, marked stale), the engine's hypotheses stay as they were (an outage is
+    not evidence that the target is gone), and "last good" stays at the last good read."""
 
 
 def outage_of(snapshot: Snapshot) -> str:
@@ -42,8 +45,56 @@ def outage_of(snapshot: Snapshot) -> str:
     return next((f"{s.name} {s.detail}".strip() for s in snapshot.sources if s.name == "ssh" and s.status == "failing"), "")
 
 
+class IncidentView(Protocol):
+    """What every face reads and asks of an incident, live or replayed."""
+
+    host_name: str  # for the title bar and report file names
+    target: Target
+    options: CollectOptions
+    replay: bool  # recorded Moments, not a live host: the app says so
+
+    @property
+    def timeline(self) -> Sequence[Moment]:
+        """The Moments so far, oldest first (bounded: the oldest are dropped on a long watch)."""
+        ...
+
+    @property
+    def latest(self) -> Optional[Moment]: ...
+
+    @property
+    def changelog(self) -> Sequence[str]:
+        """Every changelog line so far (never trimmed with the timeline)."""
+        ...
+
+    @property
+    def recording_message(self) -> str:
+        """One line on the record ("recording to …", "not recording: …"), "" when none."""
+        ...
+
+    def tick(self) -> Moment:
+        """One refresh (live) or the next recorded Moment (replay)."""
+        ...
+
+    def capture_stacks(self, pids: Optional[Sequence[int]] = None,
+                       options: StackOptions = StackOptions()) -> StackCapture: ...
+
+    def mappings_by_file(self, pid: int, target_pids: Sequence[int]) -> tuple[FileMapping, ...] | Unavailable: ...
+
+    def wait_for_budgeted_reads(self, timeout_s: float = 10.0) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+def wants_auto_stacks(moment: Moment) -> bool:
+    """True when the engine saw the whole target idle: the moment `--auto-stacks` captures, once
+    (py-spy pauses the target, so no face repeats it unasked)."""
+    return any(o.id == "all-idle" for o in moment.diagnosis.observations)
+
+
 class Incident:
-    """One incident being watched on one host."""
+    """One incident being watched on one host: an IncidentView over a live Host and the engine."""
+
+    replay = False
 
     def __init__(
         self,
@@ -55,33 +106,52 @@ class Incident:
         max_timeline: int = 2000,
     ) -> None:
         self.host = host
+        self.host_name = host.name
         self.target = target
         self.options = options
         self.engine = engine if engine is not None else DiagnosisEngine()
         self.recorder = recorder
-        self.timeline: list[Snapshot] = []
-        self.changelog: list[str] = []
+        self._timeline: tuple[Moment, ...] = ()
+        self._changelog: tuple[str, ...] = ()
         self.latest_stacks: Optional[StackCapture] = None
         self.max_timeline = max_timeline
         self._lock = threading.Lock()
-        self.listeners: list[Callable[[str, Any], None]] = []
         self.outage = ""  # why the last tick read nothing (the host is unreachable), "" when it read
 
     @property
-    def latest(self) -> Optional[Snapshot]:
-        return self.timeline[-1] if self.timeline else None
+    def timeline(self) -> tuple[Moment, ...]:
+        return self._timeline
 
-    def tick(self) -> Snapshot:
-        """Collect one snapshot, run the engine over it, record it; return it."""
+    @property
+    def changelog(self) -> tuple[str, ...]:
+        return self._changelog
+
+    @property
+    def latest(self) -> Optional[Moment]:
+        return self._timeline[-1] if self._timeline else None
+
+    @property
+    def recording_message(self) -> str:
+        return str(getattr(self.recorder, "message", "") or "")
+
+    def tick(self) -> Moment:
+        """Collect one snapshot, run the engine over it, record the Moment; return it."""
         with self._lock:
             self._watch_for_restart()
             snapshot = self.host.collect(self.target, self.options)
             outage = outage_of(snapshot)
-            if outage and self.timeline:  # with nothing good yet, the failing source is all there is to show
+            if outage and self._timeline:  # with nothing good yet, the failing source is all there is to show
                 self.outage = outage
                 raise HostOutage(outage)
             self.outage = ""
-            return self._absorb(snapshot)
+            stacks = self.latest_stacks
+            moment = Moment(snapshot, self.engine.update(snapshot, stacks), stacks)
+            # replaced, never mutated: a face holding the old tuple keeps a consistent timeline
+            self._timeline = (self._timeline + (moment,))[-self.max_timeline:]
+            self._changelog += moment.diagnosis.changes
+            if self.recorder is not None:
+                self.recorder.write_moment(moment)
+            return moment
 
     def _watch_for_restart(self) -> None:
         """The whole target is gone: resolve its specs again, so that a restart under the same spec
@@ -89,7 +159,7 @@ class Incident:
         The timeline keeps the last moment of the old one; a PID spec finds nothing new, and that is
         what it should find."""
         latest = self.latest
-        if latest is None or latest.live_pids() or not self.target.specs or self.target.auto_picked:
+        if latest is None or latest.snapshot.live_pids() or not self.target.specs or self.target.auto_picked:
             return
         try:
             found = self.host.resolve(self.target.specs, port=self.options.port)
@@ -98,32 +168,9 @@ class Incident:
         if found.roots and {r.pid for r in found.roots} != {r.pid for r in self.target.roots}:
             self.target = found
 
-    def _absorb(self, snapshot: Snapshot) -> Snapshot:
-        diagnosis: Diagnosis = self.engine.update(snapshot, self.latest_stacks)
-        snapshot = dataclasses.replace(
-            snapshot,
-            observations=diagnosis.observations,
-            hypotheses=diagnosis.hypotheses,
-            stacks=self.latest_stacks,
-        )
-        self.timeline.append(snapshot)
-        if len(self.timeline) > self.max_timeline:
-            del self.timeline[: len(self.timeline) - self.max_timeline]
-        self.changelog.extend(diagnosis.changes)
-        if self.recorder is not None:
-            self.recorder.write_snapshot(snapshot)
-            if diagnosis.changes:
-                self.recorder.write_changes(snapshot.taken_at, diagnosis.changes)
-        return snapshot
-
-    @staticmethod
-    def wants_auto_stacks(snapshot: Snapshot) -> bool:
-        """True when the engine saw the whole target idle: the moment `--auto-stacks` captures, once
-        (py-spy pauses the target, so no face repeats it unasked)."""
-        return any(o.id == "all-idle" for o in snapshot.observations)
-
     def target_pids(self) -> tuple[int, ...]:
-        return self.latest.live_pids() if self.latest else ()
+        latest = self.latest
+        return latest.snapshot.live_pids() if latest else ()
 
     def capture_stacks(
         self, pids: Optional[Sequence[int]] = None, options: StackOptions = StackOptions()
@@ -139,6 +186,14 @@ class Incident:
             if self.recorder is not None:
                 self.recorder.write_stacks(capture)
         return capture
+
+    def mappings_by_file(self, pid: int, target_pids: Sequence[int]) -> tuple[FileMapping, ...] | Unavailable:
+        """`pid`'s mappings by file, read by the host the PID belongs to (never this machine's /proc
+        for another host's PID)."""
+        return self.host.mappings_by_file(pid, target_pids)
+
+    def wait_for_budgeted_reads(self, timeout_s: float = 10.0) -> bool:
+        return self.host.wait_for_budgeted_reads(timeout_s)
 
     def close(self) -> None:
         if self.recorder is not None:

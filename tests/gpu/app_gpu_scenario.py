@@ -47,10 +47,11 @@ def record(app: TriageApp) -> dict[str, Any]:
     pane = app.query_one(ProcessesPane)
     table = pane.table
     gpu_column = {str(row.process.pid): str(table.get_cell(str(row.process.pid), "GPU")) for row in pane.rows}
-    latest = app.incident.latest
+    latest_moment = app.latest
+    latest = latest_moment.snapshot if latest_moment else None
     body = app.query_one("#gpu-body").content  # type: ignore[attr-defined]
     return {
-        "snapshots": len(app.incident.timeline),
+        "snapshots": len(app.timeline),
         "taken_at": latest.taken_at if latest else None,
         "gpu_text": str(body),
         "gpu_height": app.query_one("#gpus").region.height,

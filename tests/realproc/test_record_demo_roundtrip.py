@@ -12,7 +12,7 @@ from triage_tui.incident import Incident
 from triage_tui.record.export import report_from_record
 from triage_tui.record.reader import read_record
 from triage_tui.record.recorder import Recorder
-from triage_tui.record.replay import ReplayIncident
+from triage_tui.record.replay import ReplayView
 
 WORKERS = 3
 TICKS = 4
@@ -40,16 +40,16 @@ def test_a_recorded_demo_replays_the_same_moments(demo: DemoInfo, tmp_path: Path
 
     recording = read_record(path)
     assert recording.skipped == []
-    assert recording.snapshots == live
+    assert recording.moments == live
 
-    replay = ReplayIncident(recording)
+    replay = ReplayView(recording)
     for moment in live:
         shown = replay.tick()
         assert shown == moment
-        assert shown.hypotheses == moment.hypotheses
-    assert replay.changelog == live_changelog
+        assert shown.diagnosis == moment.diagnosis  # served as recorded: the engine does not run again
+    assert list(replay.changelog) == live_changelog
     assert capture is not None and replay.latest_stacks == capture
-    assert {p.pid for p in live[-1].processes} >= {demo.launcher_pid, *demo.worker_pids}
+    assert {p.pid for p in live[-1].snapshot.processes} >= {demo.launcher_pid, *demo.worker_pids}
 
     text = report_from_record(path, "md")
     assert "## Hypotheses" in text and str(demo.launcher_pid) in text

@@ -21,8 +21,8 @@ from triage_tui.diagnose.engine import DiagnosisEngine
 from triage_tui.diagnose.observations import Thresholds
 from triage_tui.host.base import CollectOptions, StackOptions
 from triage_tui.host.local import LocalHost
-from triage_tui.incident import Incident
-from triage_tui.model.snapshot import Snapshot
+from triage_tui.incident import Incident, wants_auto_stacks
+from triage_tui.model.moment import Moment
 
 PROGRAMS = str(Path(__file__).with_name("programs.py"))
 INTERVAL_S = 0.4  # between ticks; the bound on each scenario is a number of ticks, not seconds
@@ -72,7 +72,7 @@ class Outcome:
     expected: str
     ranking: list[str]
     ticks: int
-    last: Snapshot
+    last: Moment
     incident: Incident
 
     @property
@@ -80,12 +80,12 @@ class Outcome:
         return self.ranking[0]
 
     def hypothesis(self, hid: str):
-        return next(h for h in self.last.hypotheses if h.id == hid)
+        return next(h for h in self.last.diagnosis.hypotheses if h.id == hid)
 
 
 def watch(name: str, pids: list[int], expected: str, max_ticks: int, logs: tuple[str, ...] = (),
           port: Optional[int] = None, stacks_when_idle: bool = False, before_tick: Optional[Callable[[int], None]] = None,
-          hold_ticks: int = 1, until: Optional[Callable[[Snapshot], bool]] = None) -> Outcome:
+          hold_ticks: int = 1, until: Optional[Callable[[Moment], bool]] = None) -> Outcome:
     """Tick until `expected` has been on top for `hold_ticks` ticks in a row (and `until` holds), at most
     `max_ticks`."""
     host = LocalHost(logs=LogsCollector())
@@ -98,11 +98,11 @@ def watch(name: str, pids: list[int], expected: str, max_ticks: int, logs: tuple
             if before_tick is not None:
                 before_tick(tick)
             snap = incident.tick()
-            if stacks_when_idle and not captured and any(o.id == "all-idle" for o in snap.observations):
+            if stacks_when_idle and not captured and wants_auto_stacks(snap):
                 incident.capture_stacks(options=StackOptions(timeout_s=20.0))
                 captured = True
                 snap = incident.tick()
-            ranking = [h.id for h in snap.hypotheses]
+            ranking = [h.id for h in snap.diagnosis.hypotheses]
             held = held + 1 if ranking[0] == expected and (until is None or until(snap)) else 0
             if held >= hold_ticks:
                 break

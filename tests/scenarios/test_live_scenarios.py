@@ -90,7 +90,7 @@ def test_demo_incident_ranks_a_wait_for_the_missing_rank_and_names_it(tmp_path) 
         info = demo.info
         assert info is not None
         out = watch("demo", [info.launcher_pid], "wait-for-missing-rank", max_ticks=20, logs=(info.log_path,),
-                    port=info.port, stacks_when_idle=True, hold_ticks=2, until=lambda s: s.stacks is not None)
+                    port=info.port, stacks_when_idle=True, hold_ticks=2, until=lambda m: m.stacks is not None)
     assert out.top == "wait-for-missing-rank", out.ranking[:3]
     top = out.hypothesis("wait-for-missing-rank")
     assert f"PID {info.odd_pid}" in top.title, top.title
@@ -161,7 +161,7 @@ def test_memory_pressure_in_a_small_cgroup_gets_oom_killed(spawn, tmp_path) -> N
                 assert prog.readline().startswith("child-exited")
 
         out = watch("oom", [prog.proc.pid], "oom", max_ticks=12, logs=(str(log),), before_tick=let_it_allocate)
-        kernel_ok = out.last.kernel.error is None
+        kernel_ok = out.last.snapshot.kernel.error is None
         if not refused and kernel_ok:
             assert out.top == "oom", out.ranking[:3]
             assert any(str(hog) in t for t in out.hypothesis("oom").for_)

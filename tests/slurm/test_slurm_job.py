@@ -7,7 +7,10 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from .conftest import Cluster
 
@@ -33,25 +36,34 @@ def _wait_file(path: Path) -> str:
     return path.read_text()
 
 
-def test_report_finds_the_jobs_node_and_processes(slurm: Cluster, tmp_path: Path) -> None:
+@pytest.fixture
+def demo_job(slurm: Cluster, tmp_path: Path) -> Iterator[tuple[str, set[int]]]:
+    """A running job whose step runs the demo incident: (job id, the demo's PIDs)."""
     info = tmp_path / "demo-pids"
     job = slurm.sbatch(JOB.format(repo=REPO, python=sys.executable, info=info))
     try:
         slurm.wait_running(job)
-        launcher, *workers = (int(x) for x in _wait_file(info).split())
-        done = subprocess.run([sys.executable, "-m", "triage_tui", "report", "--slurm", job, "--format", "json",
-                               "--duration", "2", "--interval", "1", "--no-record", "--node-timeout", "170"],
-                              env=slurm.env, cwd=REPO, capture_output=True, text=True, timeout=300,
-                              stdin=subprocess.DEVNULL)
-        assert done.returncode == 0, done.stderr
-        report = json.loads(done.stdout)
-        assert [n["node"] for n in report["nodes"]] == [slurm.node]
-        node = report["nodes"][0]
-        assert node["reachable"] and node["mode"] == "local", node["reason"]
-        pids = {p["pid"] for p in node["processes"]}
-        assert {launcher, *workers} <= pids  # the demo runs inside the job's step
+        yield job, {int(x) for x in _wait_file(info).split()}
     finally:
         slurm.run("scancel", job)
+
+
+def _report(slurm: Cluster, job: str, *extra: str) -> dict:
+    done = subprocess.run([sys.executable, "-m", "triage_tui", "report", "--slurm", job, *extra, "--format", "json",
+                           "--duration", "2", "--interval", "1", "--no-record", "--node-timeout", "170"],
+                          env=slurm.env, cwd=REPO, capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_report_finds_the_jobs_node_and_processes(slurm: Cluster, demo_job: tuple[str, set[int]]) -> None:
+    job, demo = demo_job
+    report = _report(slurm, job)
+    assert [n["node"] for n in report["nodes"]] == [slurm.node]
+    node = report["nodes"][0]
+    assert node["reachable"] and node["mode"] == "local", node["reason"]
+    assert demo <= {p["pid"] for p in node["processes"]}  # the demo runs inside the job's step
 
 
 def test_a_job_that_is_not_running_is_one_clear_line(slurm: Cluster) -> None:
@@ -62,20 +74,10 @@ def test_a_job_that_is_not_running_is_one_clear_line(slurm: Cluster) -> None:
     assert done.stderr.count("\n") == 1 and "999999" in done.stderr, done.stderr
 
 
-def test_srun_starts_the_agent_inside_the_job_where_ssh_is_not_allowed(slurm: Cluster, tmp_path: Path) -> None:
-    info = tmp_path / "demo-pids"
-    job = slurm.sbatch(JOB.format(repo=REPO, python=sys.executable, info=info))
-    try:
-        slurm.wait_running(job)
-        launcher, *workers = (int(x) for x in _wait_file(info).split())
-        done = subprocess.run([sys.executable, "-m", "triage_tui", "report", "--slurm", job, "--srun", "--format",
-                               "json", "--duration", "2", "--interval", "1", "--no-record", "--node-timeout", "170"],
-                              env=slurm.env, cwd=REPO, capture_output=True, text=True, timeout=300,
-                              stdin=subprocess.DEVNULL)
-        assert done.returncode == 0, done.stderr
-        node = json.loads(done.stdout)["nodes"][0]
-        assert node["reachable"] and node["mode"] == "srun agent" and "processes" in node, node.get("reason")
-        assert {launcher, *workers} <= {p["pid"] for p in node["processes"]}
-        assert any(p["cpu_percent"] is not None and not isinstance(p["cpu_percent"], dict) for p in node["processes"])
-    finally:
-        slurm.run("scancel", job)
+def test_srun_starts_the_agent_inside_the_job_where_ssh_is_not_allowed(slurm: Cluster,
+                                                                      demo_job: tuple[str, set[int]]) -> None:
+    job, demo = demo_job
+    node = _report(slurm, job, "--srun")["nodes"][0]
+    assert node["reachable"] and node["mode"] == "srun agent" and "processes" in node, node.get("reason")
+    assert demo <= {p["pid"] for p in node["processes"]}
+    assert any(p["cpu_percent"] is not None and not isinstance(p["cpu_percent"], dict) for p in node["processes"])

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,6 +160,7 @@ def ssh_env(tmp_path: Path) -> Iterator[SshEnv]:
 def sleeper_tree() -> Iterator[subprocess.Popen]:
     """A real python parent with two children, all sleeping; ready when the parent prints READY."""
     code = (
+        f"# sleeper-{uuid.uuid4().hex[:12]} (a name: test matches this tree only, not another run's)\n"
         "import subprocess, sys, time\n"
         "kids = [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']) for _ in range(2)]\n"
         "print('READY', flush=True)\n"

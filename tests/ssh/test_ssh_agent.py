@@ -140,9 +140,24 @@ def test_pyspy_uploaded_when_the_node_has_none_and_gone_after(node: Node, sleepe
     original = ssh_agent_client.probe_script
     # the node "has no py-spy": the probe looks on a PATH without it
     monkeypatch.setattr(ssh_agent_client, "probe_script", lambda: "PATH=/usr/bin:/bin; " + original())
-    host = SshHost(node.options())
+    steps: list[str] = []
+    host = SshHost(node.options(), progress=steps.append)
     try:
-        host.resolve([str(sleeper_tree.pid)])
+        target = host.resolve([str(sleeper_tree.pid)])
+        # connecting shows its steps and what it costs, not a blank screen
+        said = " | ".join(steps)
+        for step in ("resolving node", "connecting to node", "host key of node verified", "authenticating as root",
+                     "uploading the agent", "KB", "uploading py-spy", "MB"):
+            assert step in said, said
+        assert steps[-1] == "ready"
+        snapshot = host.collect(target, CollectOptions())
+        assert snapshot.host == "node"  # the name as the user typed it, as agentless says it too
+        mode = next(x.detail for x in snapshot.sources if x.name == "mode")
+        assert mode.startswith("agent mode: python ") and "ssh -G" in mode
+        from triage_tui.ui.header import render_header
+
+        header = render_header(snapshot, 2.0, snapshot.taken_at).plain
+        assert header.startswith("triage node ") and "agent mode: python" in header
         uploaded = os.path.join(host.agent_dir, "py-spy")
         assert host._agent.hello["pyspy"] == uploaded  # type: ignore[union-attr]
         assert stat.S_IMODE(os.stat(uploaded).st_mode) == 0o700

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -12,7 +14,7 @@ import pytest
 
 from triage_tui.host.base import CollectOptions, StackOptions, TargetError
 from triage_tui.host.ssh import SshHost
-from triage_tui.host.ssh_agentless import build_script, split_sections, subtree
+from triage_tui.host.ssh_agentless import MIN_CPU_INTERVAL_S, build_script, split_sections, subtree
 from triage_tui.model.unavailable import Unavailable, is_known
 from triage_tui.parse.ss_listen import parse_ss_listen
 
@@ -25,6 +27,7 @@ def test_agentless_collects_the_real_tree_and_says_what_it_cannot_see(node: Node
         target = host.resolve([str(sleeper_tree.pid)])
         first = host.collect(target, CollectOptions())
         second = host.collect(target, CollectOptions())  # now /proc/PID/status is read for the whole tree
+        time.sleep(MIN_CPU_INTERVAL_S)  # a CPU % is never taken over less (the figure, not a timed assertion)
         third = host.collect(target, CollectOptions())  # and a CPU % has two samples for every process
         stacks = host.capture_stacks([sleeper_tree.pid], StackOptions())
     finally:
@@ -61,7 +64,8 @@ def test_agentless_hostile_log_path_and_patterns_stay_data(node: Node, sleeper_t
         for spec in (f"name:$(touch {pwned})", f"1; touch {pwned}", f"name:' ; touch {pwned} '"):
             with pytest.raises(TargetError):
                 host.resolve([spec])
-        target = host.resolve([r"name:time\.sleep\(600\)"])
+        token = re.search(r"sleeper-[0-9a-f]+", sleeper_tree.args[2]).group(0)  # type: ignore[union-attr]
+        target = host.resolve([f"name:{token}"])
         assert [r.pid for r in target.roots] == [sleeper_tree.pid]  # children match too but sit in its tree
         snapshot = host.collect(target, CollectOptions(logs=(str(log), f"/nonexistent/$(touch {pwned})")))
     finally:

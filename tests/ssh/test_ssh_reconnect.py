@@ -26,7 +26,8 @@ def test_session_killed_mid_run_then_reconnected(node: Node, sleeper_tree: subpr
     host = SshHost(node.options(), backoff_start_s=0.0)
     incident = Incident(host, host.resolve([str(sleeper_tree.pid)]))
     try:
-        first = incident.tick()
+        first_moment = incident.tick()
+        first = first_moment.snapshot
         assert len(first.processes) == 3
         old_dir = host.agent_dir
         old_agent = psutil.Process(host._agent.agent_pid)  # type: ignore[union-attr]
@@ -44,17 +45,17 @@ def test_session_killed_mid_run_then_reconnected(node: Node, sleeper_tree: subpr
         # reconnect would give "disconnected since" snapshots in between (the next test shows those)
         for _ in range(MAX_TICKS):
             try:
-                again = incident.tick()
+                again = incident.tick().snapshot
             except HostOutage as outage:
                 # an outage is not "no process found": the last good moment stands and nothing is judged
-                assert "disconnected since" in str(outage) and incident.latest is first
+                assert "disconnected since" in str(outage) and incident.latest is first_moment
                 continue
             if _ssh_source(again).status == "ok":
                 break
         assert _ssh_source(again).status == "ok" and len(again.processes) == 3
         assert "reconnected at" in _ssh_source(again).detail
         assert host.agent_dir != old_dir
-        assert incident.timeline[0] is first and len(incident.timeline[0].processes) == 3  # kept what it had
+        assert incident.timeline[0].snapshot is first and len(first.processes) == 3  # kept what it had
     finally:
         incident.close()
 
@@ -64,14 +65,14 @@ def test_an_outage_keeps_the_last_good_moment_and_freezes_the_hypotheses(node: N
     incident = Incident(host, host.resolve([str(sleeper_tree.pid)]))
     try:
         good = incident.tick()
-        judged = good.hypotheses
+        judged = good.diagnosis.hypotheses
         node.server.stop()
         for _ in range(3):
             with pytest.raises(HostOutage, match="disconnected since"):
                 incident.tick()
-            assert incident.latest is good and incident.latest.hypotheses == judged  # frozen, "last good" too
+            assert incident.latest is good and incident.latest.diagnosis.hypotheses == judged  # frozen, "last good" too
             assert "disconnected since" in incident.outage
-        assert all(o.id != "target-gone" for s in incident.timeline for o in s.observations)
+        assert all(o.id != "target-gone" for m in incident.timeline for o in m.diagnosis.observations)
         node.server.start()
         for _ in range(MAX_TICKS):
             try:
@@ -79,7 +80,7 @@ def test_an_outage_keeps_the_last_good_moment_and_freezes_the_hypotheses(node: N
             except HostOutage:
                 continue
             break
-        assert len(back.processes) == 3 and incident.outage == ""
+        assert len(back.snapshot.processes) == 3 and incident.outage == ""
     finally:
         incident.close()
 

@@ -1,4 +1,7 @@
-"""Fixtures for the app tests: the app fed by a fixed, demo-shaped incident (triage_tui.ui.sample)."""
+"""Fixtures for the app tests: the app on a live Incident over a FixtureHost (triage_tui.demo.fixture).
+
+The host serves fixed, reference-incident-shaped raw snapshots with a frozen clock; the Incident runs
+the real engine over them, so every hypothesis a Pilot test or an SVG snapshot shows is the engine's."""
 
 from __future__ import annotations
 
@@ -9,8 +12,10 @@ import time
 
 import pytest
 
+from triage_tui.demo.fixture import FixtureHost, build_snapshots
+from triage_tui.incident import Incident
+from triage_tui.model.snapshot import Snapshot
 from triage_tui.ui.app import TriageApp
-from triage_tui.ui.sample import SampleIncident, build_snapshots
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -33,22 +38,35 @@ def utc_clock(monkeypatch: pytest.MonkeyPatch):
     time.tzset()
 
 
-def make_app(incident: SampleIncident, export_dir: str = ".", live: bool = True) -> TriageApp:
+def fixture_incident(snapshots: list[Snapshot] | None = None, preload: int = 60, gate=None) -> Incident:
+    """A live Incident over a FixtureHost, ticked `preload` times before the app opens; `gate` (set
+    after the preload) blocks the host's next collect until it opens: a slow source."""
+    host = FixtureHost(snapshots if snapshots is not None else build_snapshots(80))
+    incident = Incident(host, host.target, host.options)
+    for _ in range(preload):
+        incident.tick()
+    host.gate = gate
+    return incident
+
+
+def make_app(incident: Incident, export_dir: str = ".", live: bool = True, **options) -> TriageApp:
     # A long interval: the timer never fires inside a test; ticks come from mount and `r` only.
-    # The clock is the latest snapshot's time, so nothing reads as stale and every render is the same.
-    return TriageApp(
-        incident, interval=3600, live=live, export_dir=export_dir,
-        clock=lambda: incident.latest.taken_at if incident.latest else 0.0,
-    )
+    # The clock is the host's frozen one (the latest snapshot's time): nothing reads as stale.
+    return TriageApp(incident, interval=3600, live=live, export_dir=export_dir, clock=incident.host.clock, **options)
 
 
 @pytest.fixture
-def incident() -> SampleIncident:
-    return SampleIncident(build_snapshots(80), preload=60)
+def incident() -> Incident:
+    return fixture_incident(build_snapshots(80), preload=60)
 
 
 @pytest.fixture
-def app(incident: SampleIncident, tmp_path) -> TriageApp:
+def host(incident: Incident) -> FixtureHost:
+    return incident.host
+
+
+@pytest.fixture
+def app(incident: Incident, tmp_path) -> TriageApp:
     return make_app(incident, export_dir=str(tmp_path))
 
 

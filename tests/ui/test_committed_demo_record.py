@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import make_app, settle
+from conftest import settle
 
 from triage_tui.record.export import report_from_record
 from triage_tui.record.reader import read_record
-from triage_tui.record.replay import ReplayIncident
+from triage_tui.record.replay import ReplayView
+from triage_tui.ui.app import TriageApp
 from triage_tui.ui.panes.hypotheses import HypothesisTree
 from triage_tui.ui.panes.processes import ProcessesPane
 
@@ -20,16 +21,20 @@ RECORD = Path(__file__).resolve().parents[2] / "screenshots" / "demo-incident.js
 def test_the_committed_demo_record_reads_whole() -> None:
     recording = read_record(RECORD)
     assert recording.skipped == []
-    last = recording.snapshots[-1]
-    assert len(last.processes) == 9  # the launcher and its 8 renamed workers
-    assert last.hypotheses and max(last.hypotheses, key=lambda h: h.score).id == "wait-for-missing-rank"
+    last = recording.moments[-1]
+    assert len(last.snapshot.processes) == 9  # the launcher and its 8 renamed workers
+    # a record of schema 1: the diagnosis came inside each snapshot, and reads back into the Moment
+    assert recording.header["schema_version"] == 1
+    assert last.diagnosis.hypotheses[0].id == "wait-for-missing-rank"
+    assert last.stacks is not None
     assert recording.stacks, "the run used --auto-stacks: one capture is in the record"
 
 
 async def test_the_app_replays_the_committed_demo_record(tmp_path) -> None:
     recording = read_record(RECORD)
-    incident = ReplayIncident(recording, preload=len(recording.snapshots))
-    app = make_app(incident, export_dir=str(tmp_path), live=False)
+    incident = ReplayView(recording, preload=len(recording.moments))
+    app = TriageApp(incident, interval=3600, live=False, export_dir=str(tmp_path),
+                    clock=lambda: incident.latest.taken_at if incident.latest else 0.0)
     async with app.run_test(size=(200, 50)) as pilot:
         await settle(pilot)
         rows = app.query_one(ProcessesPane).rows

@@ -1,13 +1,15 @@
-"""Pilot tests: every key of the app, asserting its effect, on the fixed demo-shaped incident."""
+"""Pilot tests: every key of the app, asserting its effect, on the fixture host through the real engine."""
 
 from __future__ import annotations
 
 import os
 import threading
 
-from conftest import make_app, settle
+import pytest
+from conftest import fixture_incident, make_app, settle
 from textual.command import CommandPalette
 
+from triage_tui.demo.fixture import LAUNCHER, WEIGHTS, WORKERS, build_snapshots
 from triage_tui.ui.app import TriageApp
 from triage_tui.ui.panes.gpus import GpusPane
 from triage_tui.ui.panes.hypotheses import HypothesesPane, HypothesisTree
@@ -15,7 +17,6 @@ from triage_tui.ui.panes.log import LogPane, LogView
 from triage_tui.ui.panes.memory import MemoryPane
 from triage_tui.ui.panes.processes import ProcessesPane
 from triage_tui.ui.panes.stacks import StacksPane
-from triage_tui.ui.sample import LAUNCHER, WORKERS, SampleIncident, build_snapshots
 from triage_tui.ui.screens import HelpScreen, MappingsScreen
 
 
@@ -81,7 +82,13 @@ async def test_enter_expands_a_hypothesis_to_its_evidence(app):
         await pilot.press("enter")
         assert first.is_expanded
         labels = [str(c.label) for c in first.children]
-        assert any(lbl.startswith("next: capture every worker") for lbl in labels)
+        assert first.data == "wait-for-missing-rank" and str(first.label).startswith("1. likely")  # the engine's
+        assert any(lbl.startswith("next: capture stacks of all 10 processes") for lbl in labels)
+        # the evidence rows with their weights: the score shown is their sum (clipped to 0..1)
+        weights = [float(lbl.split(" ", 1)[0]) for lbl in labels if lbl[:1] in "+-"]
+        top = app.shown_moment().diagnosis.hypotheses[0]
+        assert weights and round(min(1.0, max(0.0, sum(weights))), 2) == top.score
+        assert f"{top.score:.2f}" in " ".join([str(first.label), *labels])  # the score shown
 
 
 async def test_slash_filter_keeps_ancestors(app):
@@ -96,33 +103,33 @@ async def test_slash_filter_keeps_ancestors(app):
         assert len(pids(app)) == 10
 
 
-async def test_space_tags_rows_and_s_captures_the_tagged(app, incident):
+async def test_space_tags_rows_and_s_captures_the_tagged(app, host):
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         await pilot.press("j", "j", "space", "space")  # tag TP0 then TP1 (the cursor moves on after a tag)
         assert app.query_one(ProcessesPane).tagged == {WORKERS[0], WORKERS[1]}
         await pilot.press("s")
         await settle(pilot)
-        assert incident.captures == [(WORKERS[0], WORKERS[1])]
+        assert host.captures == [(WORKERS[0], WORKERS[1])]
 
 
-async def test_s_captures_the_selected_process(app, incident):
+async def test_s_captures_the_selected_process(app, host):
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         await pilot.press("j", "j", "j", "j", "j", "j", "j")  # TP5
         await pilot.press("s")
         await settle(pilot)
-        assert incident.captures == [(WORKERS[5],)]
+        assert host.captures == [(WORKERS[5],)]
         body = str(app.query_one("#stack-body").render())
         assert "ODD ONE OUT" in body and "init_draft_worker" in body
 
 
-async def test_S_captures_the_whole_target_and_shows_the_odd_one_out(app, incident):
+async def test_S_captures_the_whole_target_and_shows_the_odd_one_out(app, host):
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         await pilot.press("S")
         await settle(pilot)
-        assert incident.captures == [tuple([LAUNCHER, 46432, *WORKERS])]
+        assert host.captures == [tuple([LAUNCHER, 46432, *WORKERS])]
         body = str(app.query_one("#stack-body").render())
         assert "7 threads in 7 processes" in body
         assert "departs at: init_draft_worker" in body
@@ -130,12 +137,11 @@ async def test_S_captures_the_whole_target_and_shows_the_odd_one_out(app, incide
 
 async def test_capture_shows_progress_while_it_runs(tmp_path):
     gate = threading.Event()
-    incident = SampleIncident(build_snapshots(5), preload=3)
+    incident = fixture_incident(build_snapshots(5), preload=3)
     app = make_app(incident, str(tmp_path))
     try:
         async with app.run_test(size=(160, 50)) as pilot:
             await pilot.pause()
-            incident.gate = None
             blocked = threading.Event()
             original = incident.capture_stacks
 
@@ -156,52 +162,78 @@ async def test_capture_shows_progress_while_it_runs(tmp_path):
         gate.set()
 
 
-async def test_m_shows_the_mappings_of_the_selected_process(app, incident):
-    from triage_tui.collect.smaps_files import FileMapping
+async def test_m_shows_the_mappings_of_the_selected_process(app, host, monkeypatch):
+    """`m` asks the IncidentView, which asks the host the PID belongs to; this machine's /proc is never read."""
+    from triage_tui.collect import smaps_files
 
-    asked = []
+    def local_read(*args, **kwargs):
+        raise AssertionError("the app read this machine's /proc for the host's PID")
 
-    def mappings_by_file(pid, targets):
-        asked.append((pid, tuple(targets)))
-        return [FileMapping("/models/kimi/model-00001.safetensors", 3, 9 * 2**30, 9 * 2**30, 2**30, 9 * 2**30, 0, 0, shared_by=8)]
-
-    incident.host.mappings_by_file = mappings_by_file
+    monkeypatch.setattr(smaps_files, "mappings_by_file", local_read)
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         await pilot.press("j", "j", "m")
         await settle(pilot)
         assert isinstance(app.screen, MappingsScreen)
-        assert asked and asked[0][0] == WORKERS[0] and len(asked[0][1]) == 10
+        assert host.mapping_reads == [WORKERS[0]]
         table = app.screen.query_one("#map-table")
-        assert table.row_count == 1
-        assert str(table.get_row_at(0)[0]) == "/models/kimi/model-00001.safetensors"
+        assert table.row_count == 2
+        assert str(table.get_row_at(0)[0]) == WEIGHTS
         assert table.get_row_at(0)[-1] == "8/10"
         await pilot.press("escape")
         assert not isinstance(app.screen, MappingsScreen)
+        await pilot.press("k", "k", "m")  # the launcher: the host cannot read it, and says why
+        await settle(pilot)
+        title = str(app.screen.query_one("#map-title").render())
+        assert "permission denied" in title and "run triage as root" in title
 
 
-async def test_p_pauses_refresh_and_resumes(app, incident):
+async def test_m_in_a_replay_says_mappings_were_not_recorded(tmp_path, monkeypatch):
+    from triage_tui.collect import smaps_files
+    from triage_tui.record.reader import read_record
+    from triage_tui.record.recorder import Recorder
+    from triage_tui.record.replay import ReplayView
+
+    monkeypatch.setattr(smaps_files, "mappings_by_file", lambda *a, **k: pytest.fail("read the local /proc"))
+    path = tmp_path / "r.jsonl"
+    recorder = Recorder(path)
+    live = fixture_incident(build_snapshots(3), preload=0)
+    live.recorder = recorder
+    for _ in range(3):
+        live.tick()
+    recorder.close()
+    replay = ReplayView(read_record(path), preload=3)
+    app = TriageApp(replay, interval=3600, live=False, export_dir=str(tmp_path), clock=live.host.clock)
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
-        before = incident.ticks
+        await pilot.press("j", "j", "m")
+        await settle(pilot)
+        assert "mappings were not recorded" in str(app.screen.query_one("#map-title").render())
+
+
+async def test_p_pauses_refresh_and_resumes(app, host):
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        before = host.ticks
         await pilot.press("p")
         assert app.paused and "PAUSED" in str(app.query_one("#header").render())
         app.refresh_timer_fired()  # the interval timer firing while paused starts nothing
         await settle(pilot)
-        assert incident.ticks == before
+        assert host.ticks == before
         await pilot.press("p")
         app.refresh_timer_fired()
         await settle(pilot)
-        assert incident.ticks == before + 1
+        assert host.ticks == before + 1
 
 
-async def test_r_refreshes_now(app, incident):
+async def test_r_refreshes_now(app, incident, host):
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
-        before_ticks, before_len = incident.ticks, len(incident.timeline)
+        before_ticks, before_len = host.ticks, len(app.timeline)
         await pilot.press("r")
         await settle(pilot)
-        assert incident.ticks == before_ticks + 1 and len(incident.timeline) == before_len + 1
+        assert host.ticks == before_ticks + 1 and len(app.timeline) == before_len + 1
+        assert app.timeline[-1] is incident.latest  # the Moment the worker posted, kept by the app
 
 
 async def test_question_mark_shows_help(app):
@@ -231,33 +263,33 @@ async def test_brackets_rewind_and_end_returns_to_live(app, incident):
         assert not banner.display
         await pilot.press("left_square_bracket")
         assert banner.display and "LOOKING BACK" in str(banner.render())
-        assert app.shown_snapshot().taken_at == latest - 2
+        assert app.shown_moment().taken_at == latest - 2
         await pilot.press("left_square_bracket", "left_square_bracket")
-        assert app.shown_snapshot().taken_at == latest - 6
+        assert app.shown_moment().taken_at == latest - 6
         await pilot.press("right_square_bracket")
-        assert app.shown_snapshot().taken_at == latest - 4
+        assert app.shown_moment().taken_at == latest - 4
         await pilot.press("left_curly_bracket")
-        assert app.shown_snapshot().taken_at == latest - 64
+        assert app.shown_moment().taken_at == latest - 64
         await pilot.press("r")  # collection continues underneath; the view stays put
         await settle(pilot)
         assert incident.latest.taken_at == latest + 2
-        assert app.shown_snapshot().taken_at == latest - 64
+        assert app.shown_moment().taken_at == latest - 64
         await pilot.press("right_curly_bracket")
-        assert app.shown_snapshot().taken_at == latest - 4
+        assert app.shown_moment().taken_at == latest - 4
         await pilot.press("end")
-        assert not banner.display and app.shown_snapshot() is incident.latest
+        assert not banner.display and app.shown_moment() is incident.latest
 
 
 async def test_rewind_shows_the_older_snapshot_in_the_panes(tmp_path):
     # busy at first: the oldest refresh shows the workers running at 95 % CPU
-    incident = SampleIncident(build_snapshots(6, busy_for=1), preload=5)
+    incident = fixture_incident(build_snapshots(6, busy_for=1), preload=5)
     app = make_app(incident, str(tmp_path), live=False)
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         table = app.query_one(ProcessesPane).table
         assert str(table.get_row(str(WORKERS[0]))[3]) == "0.0%"
         await pilot.press("left_curly_bracket")
-        assert app.shown_snapshot() is incident.timeline[0]
+        assert app.shown_moment() is incident.timeline[0]
         assert str(table.get_row(str(WORKERS[0]))[3]) == "95.0%"
 
 
@@ -301,7 +333,7 @@ async def test_q_quits(app, incident):
 async def test_q_quits_while_a_refresh_is_blocked(tmp_path):
     """A source stuck in a call: quitting does not wait for it, and its late result is dropped."""
     gate = threading.Event()
-    incident = SampleIncident(build_snapshots(5), preload=2, gate=gate)
+    incident = fixture_incident(build_snapshots(5), preload=2, gate=gate)
     app = make_app(incident, str(tmp_path))
     try:
         async with app.run_test(size=(160, 50)) as pilot:
@@ -309,7 +341,7 @@ async def test_q_quits_while_a_refresh_is_blocked(tmp_path):
             assert app.collecting_since is not None  # the first refresh is running, blocked on the gate
             await pilot.press("q")
             await pilot.pause()
-        assert not gate.is_set() and incident.ticks == 0  # the app ended while the call was still blocked
+        assert not gate.is_set() and incident.host.ticks == 2  # the app ended while the call was still blocked
         assert all(w.is_cancelled or w.is_finished for w in app.workers)
     finally:
         gate.set()
@@ -317,10 +349,8 @@ async def test_q_quits_while_a_refresh_is_blocked(tmp_path):
 
 async def test_a_blocked_refresh_shows_as_slow_and_the_panes_keep_the_last_data(tmp_path):
     gate = threading.Event()
-    incident = SampleIncident(build_snapshots(5), preload=2, gate=gate)
+    incident = fixture_incident(build_snapshots(5), preload=2, gate=gate)
     now = [incident.latest.taken_at]
-    from triage_tui.ui.app import TriageApp
-
     app = TriageApp(incident, interval=2, clock=lambda: now[0], export_dir=str(tmp_path))
     try:
         async with app.run_test(size=(160, 50)) as pilot:
@@ -340,17 +370,17 @@ async def test_a_blocked_refresh_shows_as_slow_and_the_panes_keep_the_last_data(
 
 
 async def test_auto_stacks_captures_the_whole_target_once_when_it_idles(tmp_path):
-    from triage_tui.ui.app import TriageApp
-
-    incident = SampleIncident(build_snapshots(6, busy_for=2), preload=1)  # refreshes 0-1 busy, then all idle
-    app = TriageApp(incident, interval=3600, clock=lambda: incident.latest.taken_at, export_dir=str(tmp_path), auto_stacks=True)
+    # refreshes 0-1 busy, then idle: the engine sees all idle once they have done nothing for 10 s
+    incident = fixture_incident(build_snapshots(10, busy_for=2), preload=1)
+    host = incident.host
+    app = make_app(incident, str(tmp_path), auto_stacks=True)
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
-        assert incident.captures == []  # refresh 1 is still busy
-        for _ in range(3):
+        assert host.captures == []  # refresh 1 is still busy
+        for _ in range(8):
             await pilot.press("r")
             await settle(pilot)
-        assert incident.captures == [tuple([LAUNCHER, 46432, *WORKERS])]  # once, not on every idle refresh
+        assert host.captures == [tuple([LAUNCHER, 46432, *WORKERS])]  # once, not on every idle refresh
         assert "ODD ONE OUT" in str(app.query_one("#stack-body").render())
 
 
@@ -361,7 +391,7 @@ async def test_o_cycles_the_sort(tmp_path):
     # give the workers distinct RSS so the rss sort has an order to show: TP7 largest
     snaps = [dataclasses.replace(s, processes=tuple(
         dataclasses.replace(p, rss_bytes=p.pid << 30) if p.pid in WORKERS else p for p in s.processes)) for s in snaps]
-    incident = SampleIncident(snaps, preload=2)
+    incident = fixture_incident(snaps, preload=2)
     app = make_app(incident, str(tmp_path))
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
@@ -371,12 +401,12 @@ async def test_o_cycles_the_sort(tmp_path):
         assert pids(app)[1] == WORKERS[-1] and pids(app)[1:9] == sorted(WORKERS, reverse=True)
 
 
-async def test_keys_typed_into_the_filter_are_text_not_commands(app, incident):
+async def test_keys_typed_into_the_filter_are_text_not_commands(app, host):
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         await pilot.press("slash", "q", "s", "z", "left_square_bracket")
         assert app.query_one(ProcessesPane).filter_text == "qsz["
-        assert not app._exit and app.zoomed is None and app.view_at is None and incident.captures == []
+        assert not app._exit and app.zoomed is None and app.view_at is None and host.captures == []
 
 
 async def test_curly_brackets_back_then_forward_return_to_the_same_refresh(tmp_path):
@@ -385,20 +415,20 @@ async def test_curly_brackets_back_then_forward_return_to_the_same_refresh(tmp_p
     snaps = build_snapshots(4)
     base = snaps[0].taken_at
     snaps = [dataclasses.replace(s, taken_at=base + dt) for s, dt in zip(snaps, (0, 30, 95, 100), strict=True)]
-    incident = SampleIncident(snaps, preload=4)
+    incident = fixture_incident(snaps, preload=4)
     app = make_app(incident, str(tmp_path), live=False)
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         await pilot.press("left_square_bracket")
-        assert app.shown_snapshot().taken_at == base + 95
+        assert app.shown_moment().taken_at == base + 95
         await pilot.press("left_curly_bracket")
-        assert app.shown_snapshot().taken_at == base + 30
+        assert app.shown_moment().taken_at == base + 30
         await pilot.press("right_curly_bracket")  # a minute on from 30 s would be 90 s: the refresh at 30 again
-        assert app.shown_snapshot().taken_at == base + 95
+        assert app.shown_moment().taken_at == base + 95
 
 
 async def test_e_falls_back_to_a_writable_directory_and_says_where(tmp_path):
-    incident = SampleIncident(build_snapshots(6), preload=5)
+    incident = fixture_incident(build_snapshots(6), preload=5)
     gone = tmp_path / "gone"  # the record's directory, removed since
     app = TriageApp(incident, interval=3600, live=False, clock=lambda: incident.latest.taken_at,
                     export_dirs=(str(gone), str(tmp_path)))
@@ -411,7 +441,7 @@ async def test_e_falls_back_to_a_writable_directory_and_says_where(tmp_path):
 
 
 async def test_e_with_no_writable_directory_says_why(tmp_path):
-    incident = SampleIncident(build_snapshots(6), preload=5)
+    incident = fixture_incident(build_snapshots(6), preload=5)
     app = TriageApp(incident, interval=3600, live=False, clock=lambda: incident.latest.taken_at,
                     export_dirs=(str(tmp_path / "a"), str(tmp_path / "b")))
     async with app.run_test(size=(160, 50)) as pilot:

@@ -1,16 +1,18 @@
-"""The pure rules behind the panes: tree rows, filter with ancestors, idle time, the RSS verdict, figures."""
+"""The pure rules behind the panes: tree rows, filter with ancestors, idle time (the engine's), the RSS verdict, figures."""
 
 from __future__ import annotations
 
 import dataclasses
 
+from triage_tui.demo.fixture import build_snapshots
+from triage_tui.diagnose.engine import DiagnosisEngine
+from triage_tui.model.moment import Moment
 from triage_tui.model.snapshot import MemoryReport, ProcessInfo, Snapshot, SystemMemory, TargetMemory
 from triage_tui.model.unavailable import Unavailable
 from triage_tui.ui import format as fmt
 from triage_tui.ui.header import render_header
 from triage_tui.ui.panes.memory import rss_verdict
-from triage_tui.ui.process_rows import IdleTracker, is_idle, tree_rows
-from triage_tui.ui.sample import build_snapshots
+from triage_tui.ui.process_rows import tree_rows
 
 TREE = (
     ProcessInfo(pid=1, ppid=0, name="init"),
@@ -43,13 +45,16 @@ def test_sort_orders_siblings():
     assert [r.process.pid for r in tree_rows(procs, sort="rss")][:3] == [1, 20, 10]
 
 
-def test_idle_tracker_counts_from_the_last_cpu_time_growth():
-    procs = [ProcessInfo(pid=5, ppid=1, name="w", cpu_percent=0.0, cpu_time_s=t) for t in (1.0, 2.0, 2.0, 2.0)]
+def test_idle_time_is_the_engines_counted_from_the_last_cpu_time_growth():
+    """The Processes pane shows the engine's idle rule (the one all-idle uses), read from the Moment."""
+    procs = [ProcessInfo(pid=5, ppid=1, name="w", cpu_percent=0.0, cpu_time_s=t) for t in (1.0, 5.0, 5.0, 5.0)]
     snaps = [Snapshot(taken_at=100.0 + 20 * i, processes=(p,)) for i, p in enumerate(procs)]
-    tracker = IdleTracker.over(snaps)
-    assert tracker.idle_for(5, 160.0) == 40.0  # unchanged since the refresh at 120
-    assert is_idle(procs[-1], 40.0) and not is_idle(procs[-1], 10.0)
-    assert not is_idle(dataclasses.replace(procs[-1], cpu_percent=Unavailable("first sample")), 40.0)
+    engine = DiagnosisEngine()
+    moments = [Moment(s, engine.update(s)) for s in snaps]
+    assert moments[1].idle_for(5) is None and not moments[1].is_idle(5)  # its CPU time just grew
+    assert moments[-1].idle_for(5) == 40.0 and moments[-1].is_idle(5)  # unchanged since the refresh at 120
+    assert any(o.id == "all-idle" for o in moments[-1].diagnosis.observations)  # the same rule, the same verdict
+    assert moments[-1].diagnosis.idle_after_s == 10.0
 
 
 def test_rss_verdict_names_the_figures_only_when_rss_overstates():
@@ -88,10 +93,11 @@ def test_gpu_pane_says_why_in_one_line_and_lists_holders():
     from triage_tui.ui.panes.gpus import render_gpus
 
     snaps = build_snapshots(4)
-    text = render_gpus(View(snaps[-1], snaps, IdleTracker()), width=90).plain
+    moments = [Moment(s) for s in snaps]
+    text = render_gpus(View(moments[-1], moments), width=90).plain
     lines = text.splitlines()
     assert len(lines) == 9 and lines[1].split()[0] == "0"  # a header, then one line per GPU
     assert "76017/97887MiB" in lines[1] and "0%" in lines[1] and "86/600W" in lines[1] and "46433" in lines[1]
     broken = dataclasses.replace(snaps[-1], gpus=GpuReport(error=Unavailable("NVML: driver not loaded", "is nvidia.ko loaded?")))
-    one = render_gpus(View(broken, [broken], IdleTracker())).plain
+    one = render_gpus(View(Moment(broken), [Moment(broken)])).plain
     assert one == "no GPUs shown: NVML: driver not loaded (hint: is nvidia.ko loaded?)"

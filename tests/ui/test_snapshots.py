@@ -1,14 +1,14 @@
-"""SVG snapshots of the app on the fixed demo-shaped incident (regenerate: pytest --snapshot-update)."""
+"""SVG snapshots of the app on the fixture host, diagnosed by the real engine (regenerate: pytest --snapshot-update)."""
 
 from __future__ import annotations
 
-from conftest import make_app, settle
+from conftest import fixture_incident, make_app, settle
 
-from triage_tui.ui.sample import SampleIncident, build_snapshots
+from triage_tui.demo.fixture import build_snapshots
 
 
 def demo_app(tmp_path):
-    return make_app(SampleIncident(build_snapshots(80), preload=60), str(tmp_path))
+    return make_app(fixture_incident(build_snapshots(80), preload=60), str(tmp_path))
 
 
 def test_80x24_processes_first(snap_compare, tmp_path):
@@ -32,14 +32,16 @@ def test_80x24_help(snap_compare, tmp_path):
 def test_160x50_all_panes(snap_compare, tmp_path):
     """160x50: all six panes at once: Processes (10 rows, wchan futex_wait_queue), GPUs (8 rows at
     76017/97887MiB, 0%, PIDs 46433..46440), Memory with the RSS-overstates sentence, Log with "last line
-    … ago" and the 100% progress bar line, Stacks saying how to capture (s/S), Hypotheses ranked with
-    collective-mismatch likely first and oom ruled out."""
+    … ago" and the 100% progress bar line, Stacks saying how to capture (s/S), Hypotheses as the real engine ranks
+    them: the wait for a rank that never arrived likely first (0.75), the other causes, oom ruled out among
+    them, and the RSS-illusion finding after every cause."""
     assert snap_compare(demo_app(tmp_path), terminal_size=(160, 50), run_before=settle)
 
 
 def test_160x50_after_S_and_rewind(snap_compare, tmp_path):
     """160x50, `S` then `[`: the Stacks pane shows 7 threads in all_reduce and the ODD ONE OUT (46438)
-    departing at init_draft_worker; the LOOKING BACK banner shows above the panes."""
+    departing at init_draft_worker; the capture made the app refresh at once (the engine names PID 46438 in
+    the latest moment), and `[` goes back to the moment before it: the LOOKING BACK banner above the panes."""
 
     async def before(pilot):
         await settle(pilot)

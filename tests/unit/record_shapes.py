@@ -1,4 +1,7 @@
-"""Hand-built snapshots for the record tests: a demo-shaped hang and a long, mostly-still incident.
+"""Hand-built Moments for the record tests: a demo-shaped hang and a long, mostly-still incident.
+
+The diagnoses here are written by hand on purpose: the record must carry whatever the engine said,
+so these tests do not depend on the engine's rules (tests/ui and the scenarios run the real engine).
 
 The demo shape follows docs/incident.md scaled down: a launcher and 8 tensor-parallel workers, all
 asleep at 0 % CPU, each with a large RSS that is mostly shared file pages (RSS sum far above the
@@ -14,14 +17,14 @@ import os
 from pathlib import Path
 from typing import Optional
 
+from triage_tui.model.diagnosis import Diagnosis, Evidence, Hypothesis, Observation
+from triage_tui.model.moment import Moment
 from triage_tui.model.snapshot import (
     GpuDevice,
     GpuReport,
-    Hypothesis,
     LogLine,
     LogTail,
     MemoryReport,
-    Observation,
     ProcessInfo,
     Snapshot,
     SystemMemory,
@@ -82,7 +85,9 @@ def demo_hypotheses(tick: int) -> tuple[Hypothesis, ...]:
                    0.8 if tick >= 3 else 0.5,
                    for_=("7 of 8 ranks wait in all_reduce; rank 3 (PID 46443) waits in recv at init_drafter",
                          "all 9 processes idle for 120 s"),
-                   next_check="press s: capture stacks again to see whether rank 3 moves"),
+                   next_check="press s: capture stacks again to see whether rank 3 moves",
+                   evidence=(Evidence("stacks-different-collectives", 0.7 if tick >= 3 else 0.4, "7 of 8 ranks …"),
+                             Evidence("all-idle", 0.1, "all 9 processes idle for 120 s"))),
         Hypothesis("oom", "Out of memory", "ruled out", 0.0,
                    against=(f"system available {SYSTEM_AVAILABLE // GiB} GiB of {SYSTEM_TOTAL // GiB} GiB",
                             f"RSS sum {8 * WORKER_RSS / GiB:.1f} GiB is the RSS illusion: PSS sum "
@@ -91,17 +96,35 @@ def demo_hypotheses(tick: int) -> tuple[Hypothesis, ...]:
     )
 
 
-def demo_snapshot(tick: int, capture: Optional[StackCapture] = None) -> Snapshot:
+def demo_observations(tick: int) -> tuple[Observation, ...]:
+    at = T0 + 2.0 * tick
+    observations = (Observation("all-idle", "all 9 processes idle", "processes", at, {"idle_s": 2 * tick + 120}),)
+    if tick > 0:
+        observations += (Observation("rss-illusion", "RSS sum far above RAM: shared pages", "memory", at,
+                                     {"rss_sum": 8 * WORKER_RSS, "pss_sum": 8 * WORKER_PSS}),)
+    return observations
+
+
+def demo_change(tick: int) -> tuple[str, ...]:
+    if tick in (1, 3):
+        return (f"t+{tick * 2}s collective-mismatch {'possible' if tick == 1 else 'possible → likely'}",)
+    return ()
+
+
+def demo_moment(tick: int, capture: Optional[StackCapture] = None) -> Moment:
+    """The demo at `tick`: its snapshot, a hand-written diagnosis (see the module doc), the capture then."""
+    diagnosis = Diagnosis(demo_observations(tick), demo_hypotheses(tick), demo_change(tick),
+                          idle_since={pid: T0 - 120.0 for pid in WORKERS})
+    return Moment(demo_snapshot(tick), diagnosis, capture)
+
+
+def demo_snapshot(tick: int) -> Snapshot:
     at = T0 + 2.0 * tick
     rows = (ProcessInfo(pid=LAUNCHER, ppid=1, name="python3", state="S", cpu_percent=0.0, rss_bytes=927 * 10**6),)
     rows += tuple(worker(pid, i, tick) for i, pid in enumerate(WORKERS))
     lines = (LogLine("Loading safetensors checkpoint shards: 100% 64/64", T0 - 300.0),)
     if tick >= 2:
         lines += tuple(LogLine(f"heartbeat {k}", T0 + 2.0 * k, "warning") for k in range(2, tick + 1))
-    observations = (Observation("all-idle", "all 9 processes idle", "processes", at, {"idle_s": 2 * tick + 120}),)
-    if tick > 0:
-        observations += (Observation("rss-illusion", "RSS sum far above RAM: shared pages", "memory", at,
-                                     {"rss_sum": 8 * WORKER_RSS, "pss_sum": 8 * WORKER_PSS}),)
     return Snapshot(
         host="gpu-node-7", taken_at=at, interval_s=2.0,
         target=Target(specs=(str(LAUNCHER),), roots=(TargetRoot(LAUNCHER, "PID 46294"),)),
@@ -116,15 +139,12 @@ def demo_snapshot(tick: int, capture: Optional[StackCapture] = None) -> Snapshot
                       seconds_since_last_byte=float(tick)),),
         gpus=GpuReport(source="nvml", devices=tuple(GpuDevice(index=i, memory_used_bytes=76017 * 1024**2,
                                                                utilization_gpu_percent=0) for i in range(8))),
-        observations=observations,
-        hypotheses=demo_hypotheses(tick),
-        stacks=capture,
     )
 
 
-def record_demo(recorder, ticks: int = 6, capture_at: int = 3) -> tuple[list[Snapshot], StackCapture, list]:
-    """Feed `recorder` the demo as Incident._absorb would; return the snapshots, the capture, the changes."""
-    snapshots: list[Snapshot] = []
+def record_demo(recorder, ticks: int = 6, capture_at: int = 3) -> tuple[list[Moment], StackCapture, list]:
+    """Feed `recorder` the demo as Incident.tick would; return the Moments, the capture, the changes."""
+    moments: list[Moment] = []
     changes: list[tuple[float, str]] = []
     capture = odd_capture(T0 + 2.0 * capture_at - 1.0)
     current: Optional[StackCapture] = None
@@ -132,14 +152,11 @@ def record_demo(recorder, ticks: int = 6, capture_at: int = 3) -> tuple[list[Sna
         if tick == capture_at:
             recorder.write_stacks(capture)
             current = capture
-        snapshot = demo_snapshot(tick, current)
-        recorder.write_snapshot(snapshot)
-        snapshots.append(snapshot)
-        if tick in (1, 3):
-            line = f"t+{tick * 2}s collective-mismatch {'possible' if tick == 1 else 'possible → likely'}"
-            recorder.write_changes(snapshot.taken_at, [line])
-            changes.append((snapshot.taken_at, line))
-    return snapshots, capture, changes
+        moment = demo_moment(tick, current)
+        recorder.write_moment(moment)
+        moments.append(moment)
+        changes += [(moment.taken_at, line) for line in moment.diagnosis.changes]
+    return moments, capture, changes
 
 
 def many_processes(n: int, tick: int, base: Optional[Snapshot] = None) -> Snapshot:

@@ -82,7 +82,10 @@ def test_cli_markdown_and_json() -> None:
     js = _cli("--format", "json", stdin=(FIXTURES / "oom.txt").read_text())
     data = json.loads(js.stdout)
     assert data["hypotheses"][0]["id"] == "oom"
-    assert set(data["hypotheses"][0]) == {"id", "title", "status", "score", "for", "against", "next_check"}
+    top = data["hypotheses"][0]
+    assert set(top) == {"id", "title", "status", "score", "for", "against", "next_check", "kind", "evidence",
+                        "cap", "cap_reason"}
+    assert top["score"] == round(max(0.0, min(top["cap"], sum(row["weight"] for row in top["evidence"]))), 2)
     scores = [h["score"] for h in data["hypotheses"] if h["status"] != "ruled out" and h["id"] != "rss-illusion"]
     assert scores == sorted(scores, reverse=True)
 

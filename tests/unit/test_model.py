@@ -1,14 +1,16 @@
-"""The snapshot model: JSON round-trip, Unavailable as data, schema tolerance."""
+"""The snapshot model: JSON round-trip, Unavailable as data, schema tolerance, raw apart from derived."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from triage_tui.model import SCHEMA_VERSION, Snapshot, Unavailable, from_json, to_data, to_json
+from triage_tui.model.diagnosis import Diagnosis, Evidence, Hypothesis
+from triage_tui.model.moment import Moment
 from triage_tui.model.snapshot import (
     GpuDevice,
     GpuReport,
-    Hypothesis,
     LogLine,
     LogTail,
     MemoryReport,
@@ -29,14 +31,29 @@ def _sample() -> Snapshot:
         memory=MemoryReport(system=SystemMemory(total_bytes=449 << 30, available_bytes=415 << 30)),
         logs=(LogTail(path="/tmp/x.log", lines=(LogLine("Loading 100%", 1.0),)),),
         gpus=GpuReport(source="nvml", devices=(GpuDevice(index=0, memory_used_bytes=76017 << 20),)),
-        hypotheses=(Hypothesis("oom", "Out of memory", "ruled out", 0.0, for_=(), against=("415 GiB available",)),),
-        stacks=StackCapture(taken_at=2.0, pids=(10,), groups=(StackGroup("k", (Frame("wait", "x.py", 3),), ((10, 11),), (10,)),)),
+    )
+
+
+def _moment() -> Moment:
+    return Moment(
+        _sample(),
+        Diagnosis(hypotheses=(Hypothesis("oom", "Out of memory", "ruled out", 0.0, for_=(), against=("415 GiB available",),
+                                         evidence=(Evidence("memory-ample", -0.3, "415 GiB available"),), cap=0.0),),
+                  idle_since={10: 1699999900.0}),
+        StackCapture(taken_at=2.0, pids=(10,), groups=(StackGroup("k", (Frame("wait", "x.py", 3),), ((10, 11),), (10,)),)),
     )
 
 
 def test_round_trip_is_identity() -> None:
     snap = _sample()
     assert from_json(Snapshot, to_json(snap)) == snap
+    moment = _moment()
+    assert from_json(Moment, to_json(moment)) == moment  # PID keys of idle_since come back as ints
+
+
+def test_a_snapshot_holds_only_what_the_collectors_saw() -> None:
+    names = {f.name for f in dataclasses.fields(Snapshot)}
+    assert not names & {"observations", "hypotheses", "stacks"}
 
 
 def test_unavailable_is_explicit_in_json_never_zero() -> None:
@@ -47,10 +64,11 @@ def test_unavailable_is_explicit_in_json_never_zero() -> None:
 
 
 def test_hypothesis_evidence_is_named_for_in_json() -> None:
-    data = to_data(_sample())
-    hyp = data["hypotheses"][0]
+    data = to_data(_moment())
+    hyp = data["diagnosis"]["hypotheses"][0]
     assert "for" in hyp and "for_" not in hyp
     assert hyp["against"] == ["415 GiB available"]
+    assert hyp["evidence"] == [{"observation": "memory-ample", "weight": -0.3, "text": "415 GiB available"}]
 
 
 def test_unknown_keys_from_a_newer_writer_are_ignored() -> None:

@@ -99,9 +99,28 @@ def test_d_state_with_and_without_major_faults() -> None:
     assert found["d-state"][0].pids == (2,)
 
 
-def _log(silent, *lines, partial=""):
+def _log(silent, *lines, partial="", written_at=None):
+    """A tail last written `silent` s ago; by default a short silence was written during the watch (after T0)."""
+    at = written_at if written_at is not None else (T0 + 0.5 if silent < 30 else T0 - silent)
     return LogTail(path="/l", lines=tuple(LogLine(t, T0) for t in lines), partial=partial,
-                   seconds_since_last_byte=silent)
+                   seconds_since_last_byte=silent, last_byte_at=at)
+
+
+def test_a_line_older_than_the_watch_or_an_empty_file_is_no_activity() -> None:
+    old = ids(snaps([proc(1)], [proc(1)], logs=(_log(5.0, "INFO ready", written_at=T0 - 5.0),)))
+    assert "log-active" not in old and "progress-seen" not in old
+    empty = ids(snaps([proc(1)], [proc(1)], logs=(_log(1.0, written_at=T0 + 1.0),)))
+    assert "log-active" not in empty
+    fresh = ids(snaps([proc(1)], [proc(1)], logs=(_log(1.0, "step 3 loss 0.2", written_at=T0 + 1.0),)))
+    assert "log-active" in fresh
+
+
+def test_progress_seen_needs_cpu_and_a_log_or_reads_advancing() -> None:
+    log = (_log(1.0, "step 3 loss 0.2", written_at=T0 + 1.0),)
+    working = ids(snaps([proc(1, cpu_time=1.0)], [proc(1, cpu_time=2.0)], logs=log))
+    assert "progress-seen" in working
+    assert "progress-seen" not in ids(snaps([proc(1, cpu_time=1.0)], [proc(1, cpu_time=1.0)], logs=log))
+    assert "progress-seen" not in ids(snaps([proc(1, cpu_time=1.0)], [proc(1, cpu_time=2.0)]))
 
 
 def test_log_silent_after_a_finished_progress_bar() -> None:
@@ -233,3 +252,13 @@ def test_a_vanished_worker_named_by_an_oom_kill_line() -> None:
 def test_port_of_ignores_digits_int_cannot_read() -> None:
     assert port_of(argparse.Namespace(port=None, targets=[":²", ":8000"])) == 8000
     assert port_of_specs((":²",)) is None
+
+
+def test_a_cgroup_oom_count_from_before_the_watch_is_not_this_jobs_kill() -> None:
+    def mem(kills: int) -> MemoryReport:
+        return MemoryReport(cgroup=CgroupMemory(path="/shared", current_bytes=1 << 20, max_bytes=1 << 30, oom_kills=kills))
+
+    before = ids(series([Snapshot(processes=(proc(1),), memory=mem(3)) for _ in range(3)], 2.0))
+    assert "oom-kill" not in before and "cgroup-oom-before" in before
+    during = ids(series([Snapshot(processes=(proc(1),), memory=mem(k)) for k in (3, 3, 4)], 2.0))
+    assert "1 new OOM kill" in during["oom-kill"][0].text

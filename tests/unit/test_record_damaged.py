@@ -32,7 +32,7 @@ def test_a_record_killed_mid_write_replays_all_before_the_cut(tmp_path: Path) ->
 
     recording = read_record(path)
 
-    assert recording.snapshots == snapshots[:-1]
+    assert recording.moments == snapshots[:-1]
     assert len(recording.skipped) == 1
     assert "cut mid-write" in recording.skipped[0]
 
@@ -53,9 +53,9 @@ def test_a_record_from_a_newer_schema_replays_what_it_can(tmp_path: Path) -> Non
 
     recording = read_record(path)
 
-    assert recording.snapshots == snapshots
+    assert recording.moments == snapshots
     said = "\n".join(recording.skipped)
-    assert "newer triage" in said and "record schema 2" in said
+    assert "newer triage" in said and "record schema 3" in said
     assert "unknown kind 'gpu-history'" in said and "1 more" in said
     assert "Snapshot.gpu_history" in said
     assert "ProcessInfo.cgroup_pressure" in said
@@ -76,9 +76,9 @@ def test_a_broken_line_in_the_middle_skips_until_the_next_keyframe(tmp_path: Pat
 
     recording = read_record(path)
 
-    assert recording.snapshots[0] == snapshots[0]
-    assert recording.snapshots[-1] == snapshots[-1]  # a later keyframe starts afresh
-    assert all(s in snapshots for s in recording.snapshots)
+    assert recording.moments[0] == snapshots[0]
+    assert recording.moments[-1] == snapshots[-1]  # a later keyframe starts afresh
+    assert all(s in snapshots for s in recording.moments)
     said = "\n".join(recording.skipped)
     assert "not JSON" in said and "delta skipped" in said
 
@@ -112,6 +112,8 @@ def test_odd_values_never_break_the_chain_of_deltas(tmp_path: Path) -> None:
 
     from record_shapes import demo_snapshot
 
+    from triage_tui.model.moment import Moment
+
     path = tmp_path / "r.jsonl"
     recorder = Recorder(path)
     first = demo_snapshot(1)
@@ -119,7 +121,7 @@ def test_odd_values_never_break_the_chain_of_deltas(tmp_path: Path) -> None:
     bad = dataclasses.replace(first, taken_at=first.taken_at + 4, host=b"bytes")  # type: ignore[arg-type]
     after = dataclasses.replace(first, taken_at=first.taken_at + 6, interval_s=3.0)
     for snapshot in (first, nan, bad, after):
-        recorder.write_snapshot(snapshot)
+        recorder.write_moment(Moment(snapshot))
     recorder.close()
 
     recording = read_record(path)
@@ -137,7 +139,7 @@ def test_a_file_recorded_into_twice_reads_both_runs(tmp_path: Path) -> None:
     first_run = _demo_record(path, ticks=3)
     second_run = _demo_record(path, ticks=2)  # --record FILE again: appended after a second header
     recording = read_record(path)
-    assert recording.snapshots == first_run + second_run
+    assert recording.moments == first_run + second_run
     assert recording.skipped == []
 
 

@@ -25,22 +25,22 @@ def test_a_gzip_record_reads_back_equal_and_is_smaller(tmp_path: Path) -> None:
     assert packed.read_bytes()[:2] == b"\x1f\x8b"
     assert len(gzip.decompress(packed.read_bytes()).splitlines()) == len(plain.read_bytes().splitlines())
     a, b = read_record(plain), read_record(packed)
-    assert b.skipped == [] and a.snapshots == b.snapshots and a.stacks == b.stacks
+    assert b.skipped == [] and a.moments == b.moments and a.stacks == b.stacks
     assert packed.stat().st_size * 3 < plain.stat().st_size
 
 
 def test_a_gzip_record_cut_mid_write_reads_up_to_its_last_whole_line(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl.gz"
     recorder = Recorder(path)
-    snapshots, _, _ = record_demo(recorder, ticks=6)
+    moments, _, _ = record_demo(recorder, ticks=6)
     # no close(): the writer was killed; every line written so far was sync-flushed
     whole = path.read_bytes()
     recording = read_record(path)
-    assert recording.snapshots == snapshots
+    assert recording.moments == moments
     path.write_bytes(whole[:-7])  # the last flush cut short
     cut = read_record(path)
-    assert 0 < len(cut.snapshots) <= len(snapshots)
-    assert cut.snapshots == snapshots[: len(cut.snapshots)]
+    assert 0 < len(cut.moments) <= len(moments)
+    assert cut.moments == moments[: len(cut.moments)]
     recorder.close()
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from record_shapes import file_size, many_processes, record_lines
 
+from triage_tui.model.moment import Moment
 from triage_tui.record.reader import read_record
 from triage_tui.record.recorder import Recorder
 
@@ -17,12 +18,12 @@ def test_five_thousand_refreshes_stay_small_and_read_back(tmp_path: Path) -> Non
     path = tmp_path / "long.jsonl"
     recorder = Recorder(path)
     snapshot = many_processes(PROCESSES, 0)
-    recorder.write_snapshot(snapshot)
+    recorder.write_moment(Moment(snapshot))
     first = file_size(path)
     written = [snapshot]
     for tick in range(1, REFRESHES):
         snapshot = many_processes(PROCESSES, tick, base=snapshot)
-        recorder.write_snapshot(snapshot)
+        recorder.write_moment(Moment(snapshot))
         if tick % 1000 == 0 or tick == REFRESHES - 1:
             written.append(snapshot)
     recorder.close()
@@ -48,8 +49,8 @@ def test_the_cap_stops_recording_with_a_note(tmp_path: Path) -> None:
     snapshot = many_processes(PROCESSES, 0)
     for tick in range(1, 2000):
         snapshot = many_processes(PROCESSES, tick, base=snapshot)
-        recorder.write_snapshot(snapshot)
-    recorder.write_changes(snapshot.taken_at, ["after the cap"])
+        recorder.write_moment(Moment(snapshot))
+    recorder.write_moment(Moment(snapshot))  # after the cap: not written
     recorder.close()
 
     assert recorder.capped and "reached its cap of 256 KiB" in recorder.message

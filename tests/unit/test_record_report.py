@@ -19,7 +19,7 @@ from record_shapes import (
 from triage_tui.record.export import export_markdown, report_from_record
 from triage_tui.record.reader import read_record
 from triage_tui.record.recorder import Recorder, RecordError
-from triage_tui.record.replay import ReplayIncident
+from triage_tui.record.replay import ReplayView
 from triage_tui.render.figures import size
 
 
@@ -71,7 +71,8 @@ def test_report_from_a_record_as_json_is_the_live_report_schema(demo_record: Pat
     data = json.loads(report_from_record(demo_record, "json", warn=warnings.append))
     last = read_record(demo_record).snapshots[-1]
     assert data["host"] == "gpu-node-7" and data["taken_at"] == last.taken_at
-    assert [h["status"] for h in data["hypotheses"]] == ["likely", "ruled out"]  # by score, as live
+    assert [h["status"] for h in data["hypotheses"]] == ["likely", "ruled out"]  # the engine's order, as live
+    assert [row["observation"] for row in data["hypotheses"][0]["evidence"]] == ["stacks-different-collectives", "all-idle"]
     assert data["stacks"]["groups"][1]["odd_one_out"] is True
     assert warnings == []
 
@@ -91,32 +92,32 @@ def test_report_from_garbage_is_one_clear_error(tmp_path: Path) -> None:
 
 
 def test_export_writes_the_report_of_the_incident_so_far(demo_record: Path, tmp_path: Path) -> None:
-    incident = ReplayIncident(read_record(demo_record))
+    incident = ReplayView(read_record(demo_record))
     for _ in range(6):
         incident.tick()
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    path = export_markdown(incident, out_dir)
+    path = export_markdown(incident.timeline, incident.changelog, incident.host_name, out_dir)
     assert Path(path).parent == out_dir and path.endswith(".md")
     _check_demo_report(Path(path).read_text())
-    second = export_markdown(incident, out_dir)  # a second export never overwrites the first
+    second = export_markdown(incident.timeline, incident.changelog, incident.host_name, out_dir)  # a second export never overwrites the first
     assert second != path and Path(second).exists()
 
 
 def test_export_early_in_the_incident_has_no_stacks_yet(demo_record: Path, tmp_path: Path) -> None:
-    incident = ReplayIncident(read_record(demo_record))
+    incident = ReplayView(read_record(demo_record))
     incident.tick()
-    text = Path(export_markdown(incident, tmp_path)).read_text()
+    text = Path(export_markdown(incident.timeline, incident.changelog, incident.host_name, tmp_path)).read_text()
     assert "## Stacks" not in text and "(`collective-mismatch`): possible" in text
 
 
 def test_export_into_a_directory_that_cannot_be_written_raises_oserror(demo_record: Path, tmp_path: Path) -> None:
-    incident = ReplayIncident(read_record(demo_record))
+    incident = ReplayView(read_record(demo_record))
     incident.tick()
     blocker = tmp_path / "file"
     blocker.write_text("")
     with pytest.raises(OSError):
-        export_markdown(incident, blocker)
+        export_markdown(incident.timeline, incident.changelog, incident.host_name, blocker)
 
 
 def test_replay_opens_the_app_on_the_recording(demo_record: Path, monkeypatch) -> None:
@@ -134,5 +135,5 @@ def test_replay_opens_the_app_on_the_recording(demo_record: Path, monkeypatch) -
     monkeypatch.setattr(app_face, "run_app", fake_run_app, raising=False)
     assert replay_face.run(argparse.Namespace(file=str(demo_record), theme="light")) == 0
     shown, options = opened[0]
-    assert shown == read_record(demo_record).snapshots  # every moment, to step through
+    assert shown == read_record(demo_record).moments  # every moment, to step through
     assert options["theme"] == "light" and options["live"] is False and options["interval"] == 2.0

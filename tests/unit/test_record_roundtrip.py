@@ -1,4 +1,5 @@
-"""A record read back gives exactly the snapshots, captures and changes that were written."""
+"""A record read back gives exactly the Moments (snapshot, diagnosis, stacks), captures and changes written;
+records of schema 1 (the diagnosis inside the snapshot) still read back as Moments."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pathlib import Path
 from record_shapes import (
     LAUNCHER,
     WORKERS,
+    demo_change,
+    demo_moment,
     demo_snapshot,
     file_size,
     many_processes,
@@ -17,6 +20,7 @@ from record_shapes import (
     record_lines,
 )
 
+from triage_tui.model.moment import Moment
 from triage_tui.model.snapshot import LogLine, LogTail, ProcessInfo, Snapshot
 from triage_tui.model.unavailable import Unavailable
 from triage_tui.record.reader import read_record
@@ -26,7 +30,7 @@ from triage_tui.record.recorder import Recorder
 def test_every_snapshot_reads_back_equal(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     recorder = Recorder(path, host="gpu-node-7", target=(str(LAUNCHER),))
-    snapshots, capture, changes = record_demo(recorder, ticks=8)
+    moments, capture, changes = record_demo(recorder, ticks=8)
     recorder.close()
 
     recording = read_record(path)
@@ -34,8 +38,8 @@ def test_every_snapshot_reads_back_equal(tmp_path: Path) -> None:
     assert recording.skipped == []
     assert recording.header["host"] == "gpu-node-7"
     assert recording.header["target"] == [str(LAUNCHER)]
-    assert len(recording.snapshots) == len(snapshots)
-    for written, read in zip(snapshots, recording.snapshots, strict=True):
+    assert len(recording.moments) == len(moments)
+    for written, read in zip(moments, recording.moments, strict=True):
         assert read == written
     assert recording.stacks == [capture]
     assert recording.changes == changes
@@ -46,22 +50,25 @@ def test_every_snapshot_reads_back_equal(tmp_path: Path) -> None:
 def test_keyframes_rows_that_come_and_go_and_reorder(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     recorder = Recorder(path, keyframe_every=3)
-    base = demo_snapshot(2)
+    base = demo_moment(2)
+    snap = base.snapshot
     born = ProcessInfo(pid=5, ppid=LAUNCHER, name="child", rss_bytes=Unavailable("permission denied", "run as root"))
     variants = [
         base,
-        dataclasses.replace(base, processes=base.processes[1:]),  # the launcher gone
-        dataclasses.replace(base, processes=tuple(reversed(base.processes)) + (born,)),  # new row, new order
-        dataclasses.replace(base, processes=(), logs=()),  # everything gone
+        dataclasses.replace(base, snapshot=dataclasses.replace(snap, processes=snap.processes[1:])),  # launcher gone
+        dataclasses.replace(base, snapshot=dataclasses.replace(  # new row, new order
+            snap, processes=tuple(reversed(snap.processes)) + (born,))),
+        dataclasses.replace(base, snapshot=dataclasses.replace(snap, processes=(), logs=())),  # everything gone
         dataclasses.replace(base, stacks=odd_capture(1.0)),  # a capture never written on its own
-        dataclasses.replace(base, stacks=None, host="renamed"),
+        dataclasses.replace(base, stacks=None, snapshot=dataclasses.replace(snap, host="renamed")),
+        dataclasses.replace(base, diagnosis=dataclasses.replace(base.diagnosis, hypotheses=(), idle_since={})),
         base,
     ]
-    for snapshot in variants:
-        recorder.write_snapshot(snapshot)
+    for moment in variants:
+        recorder.write_moment(moment)
     recorder.close()
 
-    assert read_record(path).snapshots == variants
+    assert read_record(path).moments == variants
     assert sum("full" in r for r in record_lines(path)) >= 2  # keyframe_every=3 wrote fresh keyframes
 
 
@@ -73,7 +80,7 @@ def test_log_lines_are_written_once_each(tmp_path: Path) -> None:
     for tick in range(30):
         lines = tuple(LogLine(f"unique-line-{k}", float(k)) for k in range(max(0, tick - window), tick))
         snapshots.append(Snapshot(taken_at=float(tick), logs=(LogTail(path="/l", lines=lines),)))
-        recorder.write_snapshot(snapshots[-1])
+        recorder.write_moment(Moment(snapshots[-1]))
     recorder.close()
 
     text = path.read_text()
@@ -89,7 +96,7 @@ def test_a_rotated_log_is_written_whole_and_reads_back(tmp_path: Path) -> None:
     before = Snapshot(taken_at=1.0, logs=(LogTail(path="/l", lines=(LogLine("a", 1.0), LogLine("b", 1.0))),))
     after = Snapshot(taken_at=2.0, logs=(LogTail(path="/l", lines=(LogLine("fresh", 2.0),)),))
     for snapshot in (before, after):
-        recorder.write_snapshot(snapshot)
+        recorder.write_moment(Moment(snapshot))
     recorder.close()
     assert read_record(path).snapshots == [before, after]
 
@@ -98,9 +105,9 @@ def test_an_unchanged_snapshot_costs_far_less_than_the_first(tmp_path: Path) -> 
     path = tmp_path / "r.jsonl"
     recorder = Recorder(path)
     first = many_processes(50, 0)
-    recorder.write_snapshot(first)
+    recorder.write_moment(Moment(first))
     after_first = file_size(path)
-    recorder.write_snapshot(dataclasses.replace(first, taken_at=first.taken_at + 2.0))
+    recorder.write_moment(Moment(dataclasses.replace(first, taken_at=first.taken_at + 2.0)))
     second_cost = file_size(path) - after_first
     recorder.close()
 
@@ -115,8 +122,8 @@ def test_a_changed_row_is_written_as_its_changed_fields(tmp_path: Path) -> None:
     recorder = Recorder(path)
     first = demo_snapshot(1)
     moved = tuple(dataclasses.replace(p, cpu_time_s=99.5) if p.pid == WORKERS[0] else p for p in first.processes)
-    recorder.write_snapshot(first)
-    recorder.write_snapshot(dataclasses.replace(first, processes=moved))
+    recorder.write_moment(Moment(first))
+    recorder.write_moment(Moment(dataclasses.replace(first, processes=moved)))
     recorder.close()
 
     rows = record_lines(path)[-1]["seq"]["processes"]
@@ -161,28 +168,62 @@ def test_a_named_record_that_cannot_be_written_is_one_clear_error(tmp_path: Path
 def test_hypotheses_and_observations_are_written_item_by_item(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     recorder = Recorder(path)
-    first = demo_snapshot(1)
-    hang, oom = first.hypotheses
-    later = dataclasses.replace(
-        first, taken_at=first.taken_at + 2.0,
-        hypotheses=(dataclasses.replace(hang, status="likely", score=0.9), oom),
-        observations=first.observations[1:],
+    first = demo_moment(1)
+    hang, oom = first.diagnosis.hypotheses
+    later = Moment(
+        dataclasses.replace(first.snapshot, taken_at=first.snapshot.taken_at + 2.0),
+        dataclasses.replace(first.diagnosis, hypotheses=(dataclasses.replace(hang, status="likely", score=0.9), oom),
+                            observations=first.diagnosis.observations[1:], changes=()),
     )
-    recorder.write_snapshot(first)
-    recorder.write_snapshot(later)
+    recorder.write_moment(first)
+    recorder.write_moment(later)
     recorder.close()
 
-    seq = record_lines(path)[-1]["seq"]
+    seq = record_lines(path)[-1]["diagnosis"]["seq"]
     assert seq["hypotheses"] == [{"key": hang.id, "set": {"status": "likely", "score": 0.9}}, oom.id]
-    assert seq["observations"] == [first.observations[1].id]
-    assert read_record(path).snapshots == [first, later]
+    assert seq["observations"] == [first.diagnosis.observations[1].id]
+    assert "set" not in record_lines(path)[-1]["diagnosis"]  # idle_since unchanged: times, not ages
+    assert read_record(path).moments == [first, later]
+
+
+def test_a_moments_changelog_lines_are_its_own(tmp_path: Path) -> None:
+    """The same line on two moments in a row is written twice: changes are never "as before"."""
+    path = tmp_path / "r.jsonl"
+    recorder = Recorder(path)
+    first = demo_moment(1)
+    again = dataclasses.replace(first, snapshot=dataclasses.replace(first.snapshot, taken_at=first.taken_at + 2))
+    quiet = dataclasses.replace(again, diagnosis=dataclasses.replace(first.diagnosis, changes=()),
+                                snapshot=dataclasses.replace(first.snapshot, taken_at=first.taken_at + 4))
+    for moment in (first, again, quiet):
+        recorder.write_moment(moment)
+    recorder.close()
+    recording = read_record(path)
+    assert recording.moments == [first, again, quiet]
+    assert [line for _, line in recording.changes] == list(first.diagnosis.changes) * 2
 
 
 def test_figures_keep_their_type_through_the_record(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     recorder = Recorder(path)
-    snapshot = demo_snapshot(2)
-    recorder.write_snapshot(snapshot)
+    recorder.write_moment(demo_moment(2))
     recorder.close()
-    figures = read_record(path).snapshots[0].observations[0].figures
+    figures = read_record(path).moments[0].diagnosis.observations[0].figures
     assert figures == {"idle_s": 124} and type(figures["idle_s"]) is int  # not 124.0 in a replayed report
+
+
+def test_a_schema_1_record_reads_back_as_moments() -> None:
+    """tests/unit/data/record-v1-demo.jsonl was written by the recorder before the diagnosis left the
+    snapshot (record_demo of record_shapes, 6 ticks): its observations, hypotheses and stacks were
+    fields of each snapshot and its changelog lines "changes" records. They read back as Moments."""
+    recording = read_record(Path(__file__).parent / "data" / "record-v1-demo.jsonl")
+    assert recording.skipped == []
+    assert recording.header["schema_version"] == 1
+    assert [m.snapshot for m in recording.moments] == [demo_snapshot(t) for t in range(6)]
+    for tick, moment in enumerate(recording.moments):
+        written = demo_moment(tick)
+        assert moment.diagnosis.observations == written.diagnosis.observations
+        assert [(h.id, h.status, h.score, h.for_, h.against) for h in moment.diagnosis.hypotheses] == \
+            [(h.id, h.status, h.score, h.for_, h.against) for h in written.diagnosis.hypotheses]
+        assert moment.diagnosis.changes == written.diagnosis.changes  # from the "changes" records
+        assert moment.stacks == (odd_capture(moment.taken_at - 1.0 - 2.0 * (tick - 3)) if tick >= 3 else None)
+    assert [line for _, line in recording.changes] == [line for t in range(6) for line in demo_change(t)]

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from triage_tui.model import Frame, StackCapture, StackGroup, Unavailable
+from triage_tui.model.diagnosis import Diagnosis, Hypothesis, Observation
+from triage_tui.model.moment import Moment
 from triage_tui.model.snapshot import (
     GpuReport,
-    Hypothesis,
     LogLine,
     LogTail,
     MemoryReport,
-    Observation,
     PortProbe,
     PortReport,
     ProcessInfo,
@@ -34,7 +34,25 @@ def _worker(pid: int, rank: int) -> ProcessInfo:
     )
 
 
-def demo_like_snapshot(at: float) -> Snapshot:
+def demo_like_snapshot(at: float) -> Moment:
+    """A Moment with a hand-written diagnosis (the renderer is under test, not the engine), its
+    hypotheses in the engine's order: the likely one first."""
+    return Moment(_snapshot(at), Diagnosis(
+        observations=(Observation("all-idle", "all 9 processes idle for 120 s", "processes", at),),
+        hypotheses=(
+            Hypothesis("deadlock", "Wait for a missing rank", "likely", 0.9, for_=("all 9 idle",),
+                       next_check="capture stacks of all 8 workers: S"),
+            Hypothesis("oom", "Out of memory", "ruled out", 0.05, against=("20.0 GiB available",)),
+        )), StackCapture(taken_at=at, pids=(101, 104), groups=(
+            StackGroup("a", (Frame("_recv_from_peers", "worker.py", 76), Frame("barrier", "worker.py", 82)),
+                       members=((101, 101),), pids=(101,), wait_kind="socket"),
+            StackGroup("b", (Frame("_wait_for_draft_model", "worker.py", 92), Frame("init_drafter", "worker.py", 96)),
+                       members=((104, 104),), pids=(104,), wait_kind="condition", odd_one_out=True,
+                       departs_at="init_drafter"),
+        )))
+
+
+def _snapshot(at: float) -> Snapshot:
     launcher = ProcessInfo(
         pid=100, ppid=1, name="python3", state="S", cpu_percent=0.0, cpu_time_s=28.0, threads=2,
         wchan="do_wait", rss_bytes=20 * MIB, pss_bytes=Unavailable("not read yet", "wait one refresh"),
@@ -59,19 +77,6 @@ def demo_like_snapshot(at: float) -> Snapshot:
         ports=PortReport(probes=(PortProbe(30123, "127.0.0.1", "refused", "ECONNREFUSED"),
                                  PortProbe(30123, "::1", "refused"))),
         gpus=GpuReport(error=Unavailable("no NVIDIA driver", "install the driver or run on a GPU node")),
-        observations=(Observation("all-idle", "all 9 processes idle for 120 s", "processes", at),),
-        hypotheses=(
-            Hypothesis("oom", "Out of memory", "ruled out", 0.05, against=("20.0 GiB available",)),
-            Hypothesis("deadlock", "Wait for a missing rank", "likely", 0.9, for_=("all 9 idle",),
-                       next_check="capture stacks of all 8 workers: S"),
-        ),
-        stacks=StackCapture(taken_at=at, pids=(101, 104), groups=(
-            StackGroup("a", (Frame("_recv_from_peers", "worker.py", 76), Frame("barrier", "worker.py", 82)),
-                       members=((101, 101),), pids=(101,), wait_kind="socket"),
-            StackGroup("b", (Frame("_wait_for_draft_model", "worker.py", 92), Frame("init_drafter", "worker.py", 96)),
-                       members=((104, 104),), pids=(104,), wait_kind="condition", odd_one_out=True,
-                       departs_at="init_drafter"),
-        )),
     )
 
 
@@ -91,7 +96,8 @@ def test_report_has_every_section_and_the_key_figures() -> None:
     assert "unavailable: not read yet (hint: wait one refresh)" in text  # the launcher's PSS
     assert "12:01:07 deadlock possible → likely" in text
     assert "odd one out (departs at `init_drafter`)" in text
-    # hypotheses ranked by score: the likely one first
+    # hypotheses in the engine's order, numbered as the app numbers them (the ruled-out one in the short list)
+    assert "### 1. Wait for a missing rank" in text
     assert text.index("Wait for a missing rank") < text.index("Out of memory")
     assert "Next check: capture stacks of all 8 workers\n" in text  # shell words: no app key in a ticket
 
@@ -105,10 +111,20 @@ def test_rss_illusion_sentence_carries_its_figures() -> None:
     assert "PSS read for 8 of 9 processes" in text
 
 
+def test_the_report_keeps_the_engines_order() -> None:
+    """No face re-sorts: whatever order the engine gives is the order shown, rank numbers included."""
+    moment = demo_like_snapshot(1000.0)
+    low = Hypothesis("io-blocked", "Blocked on I/O", "possible", 0.3, for_=("a D-state read",))
+    given = (low, *moment.diagnosis.hypotheses)  # a lower score first: kept first
+    text = render_report_markdown([Moment(moment.snapshot, Diagnosis(hypotheses=given))])
+    assert "### 1. Blocked on I/O" in text and "### 2. Wait for a missing rank" in text
+
+
 def test_no_illusion_sentence_when_pages_are_not_shared() -> None:
-    snap = demo_like_snapshot(1000.0)
+    moment = demo_like_snapshot(1000.0)
+    snap = moment.snapshot
     honest = tuple(p.__class__(**{**p.__dict__, "pss_bytes": p.rss_bytes}) for p in snap.processes)
-    text = render_report_markdown([snap.__class__(**{**snap.__dict__, "processes": honest})])
+    text = render_report_markdown([Moment(snap.__class__(**{**snap.__dict__, "processes": honest}))])
     assert "RSS overstates memory" not in text
 
 

@@ -19,7 +19,7 @@ RECORD = Path(__file__).resolve().parents[2] / "screenshots" / "demo-incident.js
 
 def test_the_demo_report_has_the_verdict_in_its_first_15_lines() -> None:
     recording = read_record(RECORD)
-    top = max(recording.snapshots[-1].hypotheses, key=lambda h: h.score)
+    top = recording.moments[-1].diagnosis.hypotheses[0]  # the engine's top cause
     lines = report_from_record(RECORD).splitlines()
     head = "\n".join(lines[:15])
     assert "**Verdict:** likely: " in head and top.title in head and f"`{top.id}`" in head
@@ -31,8 +31,8 @@ def test_the_demo_report_has_the_verdict_in_its_first_15_lines() -> None:
 
 def test_quiet_hypotheses_are_one_short_list_and_no_keystroke_leaks() -> None:
     text = report_from_record(RECORD)
-    last = read_record(RECORD).snapshots[-1]
-    ruled_out = [h for h in last.hypotheses if h.status == "ruled out"]
+    last = read_record(RECORD).moments[-1]
+    ruled_out = [h for h in last.diagnosis.hypotheses if h.status == "ruled out"]
     assert ruled_out and "**Ruled out:**" in text
     sections = re.findall(r"^### \d+\. (.+?) \(`", text, re.M)
     assert not any(h.title in sections for h in ruled_out)  # not a section each
@@ -40,10 +40,12 @@ def test_quiet_hypotheses_are_one_short_list_and_no_keystroke_leaks() -> None:
 
 
 def test_long_tables_end_in_n_more_and_logs_are_verbatim() -> None:
-    last = read_record(RECORD).snapshots[-1]
+    moment = read_record(RECORD).moments[-1]
+    last = moment.snapshot
     many = tuple(ProcessInfo(pid=50000 + i, ppid=last.processes[0].pid, name=f"w{i}") for i in range(80))
     log = LogTail(path="/var/log/x.log", lines=(LogLine("WARNING: careful", level="warning", seen_at=1.0),))
-    text = render_report_markdown([dataclasses.replace(last, processes=last.processes + many, logs=(log,))])
+    wide = dataclasses.replace(last, processes=last.processes + many, logs=(log,))
+    text = render_report_markdown([dataclasses.replace(moment, snapshot=wide)])
     assert re.search(r"… and \d+ more rows\.", text)
     assert text.count("| w") <= 31
     block = text[text.index("### /var/log/x.log"):]

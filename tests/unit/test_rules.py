@@ -6,7 +6,7 @@ import pytest
 
 from triage_tui.diagnose.hypotheses import evaluate, holds, positive_ids
 from triage_tui.diagnose.rules import CATALOGUE, NEEDS_CAP, ROWS, RULE_OUTS
-from triage_tui.model.snapshot import Observation
+from triage_tui.model.diagnosis import Observation
 
 IDS = {s.id for s in CATALOGUE}
 
@@ -114,3 +114,10 @@ def test_a_finding_keeps_its_status_but_never_outranks_a_cause() -> None:
     illusion = by_id(hs, "rss-illusion")
     assert illusion.status == "likely" and illusion.score <= 0.3
     assert by_id(hs, "wait-for-missing-rank").score > illusion.score
+
+
+def test_conditions_use_only_the_languages_operators() -> None:
+    """`a & b | c` is an OR of ANDs: there are no parentheses, so `a & (b | c)` would silently mean something else."""
+    conditions = [r.when for r in ROWS] + [r.when for r in RULE_OUTS] + [s.needs for s in CATALOGUE]
+    conditions += [c for s in CATALOGUE for c, _ in s.titles + s.next_checks]
+    assert not [c for c in conditions if "(" in c or ")" in c]

@@ -62,17 +62,18 @@ def test_a_local_disk_read_is_not_a_network_fs_wait() -> None:
 
 
 def test_waits_survive_the_record_keyframe_and_delta() -> None:
+    from triage_tui.model.moment import Moment
     from triage_tui.model.waits import WaitSource
-    from triage_tui.record.snapshot_codec import SnapshotDecoder, SnapshotEncoder
+    from triage_tui.record.snapshot_codec import MomentDecoder, MomentEncoder
 
     first = snap([pipe(2, 3), pipe(3, 2)])
     second = snap([pipe(2, 3), Wait(pid=3, tid=3, kind="tcp", object="tcp a → b", address="10.0.0.1:29500",
                                     socket_state="ESTABLISHED", not_accepted=True, peer_pids=(4,), fd=5)])
     second = Snapshot(**{**second.__dict__, "taken_at": 102.0,
                          "waits_source": WaitSource(blocked_threads=2, duration_ms=0.5)})
-    encoder, decoder = SnapshotEncoder(), SnapshotDecoder(lambda key: None)
-    assert decoder.decode(encoder.encode(first)).waits == first.waits
-    back = decoder.decode(encoder.encode(second))
+    encoder, decoder = MomentEncoder(), MomentDecoder(lambda key: None)
+    assert decoder.decode(encoder.encode(Moment(first))).snapshot.waits == first.waits
+    back = decoder.decode(encoder.encode(Moment(second))).snapshot
     assert back.waits == second.waits and back.waits_source == second.waits_source
 
 

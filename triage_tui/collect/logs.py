@@ -24,7 +24,7 @@ import re
 import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Optional, Union
+from typing import Optional, Tuple, Union
 
 from ..model.options import CollectOptions
 from ..model.snapshot import LogLine, LogTail, ProcessInfo
@@ -314,6 +314,23 @@ def _pids(processes: Iterable[Union[ProcessInfo, int]]) -> list[int]:
 
 _STREAMS = ((1, "stdout"), (2, "stderr"))
 RECHECK_TICKS = 8  # a known process's stdout/stderr links are read again every this many ticks
+MAX_FDS_SCANNED = 512  # fds of one process looked at for files open for writing
+# files a process writes that are not logs: data, weights, locks, databases, sockets' temp files
+_NOT_LOGS = (".lock", ".pid", ".db", ".sqlite", ".sqlite3", ".safetensors", ".pt", ".pth", ".bin", ".ckpt",
+             ".npy", ".npz", ".h5", ".parquet", ".arrow", ".so", ".o", ".tmp", ".idx", ".jsonl.gz")
+Stream = Tuple[int, str, Optional[str]]  # (fd, "stdout" | "stderr" | "fd N", where it points)
+
+
+def _written_fd(pid: int, fd: int, proc_root: str) -> bool:
+    """fdinfo's flags: opened O_WRONLY or O_RDWR (the low two bits of the octal flags)."""
+    try:
+        with open(f"{proc_root}/{pid}/fdinfo/{fd}") as fh:
+            for line in fh:
+                if line.startswith("flags:"):
+                    return int(line.split()[1], 8) & 3 in (1, 2)
+    except (OSError, ValueError, IndexError):
+        return False
+    return False
 
 
 def stream_targets(pid: int, proc_root: str = "/proc") -> tuple[Optional[str], Optional[str]]:
@@ -327,11 +344,35 @@ def stream_targets(pid: int, proc_root: str = "/proc") -> tuple[Optional[str], O
     return out[0], out[1]
 
 
-def _pick_files(targets: Iterable[tuple[int, tuple[Optional[str], Optional[str]]]],
-                proc_root: str) -> list[tuple[str, str]]:
-    found: dict[str, str] = {}
+def written_targets(pid: int, proc_root: str = "/proc") -> tuple[Stream, ...]:
+    """fd 1, fd 2, and every other file PID holds open for writing (`ls -l /proc/PID/fd` with the open flags
+    of /proc/PID/fdinfo): a server's own log file is as much its log as its stderr."""
+    out: list[Stream] = [(fd, name, target)  # noqa: B905 - no strict=: the node agent runs on 3.8
+                         for (fd, name), target in zip(_STREAMS, stream_targets(pid, proc_root))]
+    try:
+        fds = sorted(int(n) for n in os.listdir(f"{proc_root}/{pid}/fd") if n.isdecimal())
+    except OSError:
+        return tuple(out)
+    for fd in fds[:MAX_FDS_SCANNED]:
+        if fd < 3:
+            continue
+        try:
+            target = os.readlink(f"{proc_root}/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if not target.startswith("/") or target.startswith(("/dev/", "/proc/", "/sys/")) \
+                or target.lower().endswith(_NOT_LOGS):
+            continue
+        if _written_fd(pid, fd, proc_root):
+            out.append((fd, f"a file PID {pid} writes (fd {fd})", target))
+    return tuple(out)
+
+
+def _pick_files(targets: Iterable[tuple[int, tuple[Stream, ...]]], proc_root: str) -> list[tuple[str, str]]:
+    """Regular files, deduplicated by path, the most recently written first."""
+    found: dict[str, tuple[str, float]] = {}
     for pid, streams in targets:
-        for (fd, stream), target in zip(_STREAMS, streams):  # noqa: B905 - both pairs; no strict=: the node agent runs on 3.8
+        for fd, stream, target in streams:
             # pipes, terminals and sockets are not paths; a deleted file's name leads nowhere
             if target is None or not target.startswith("/") or target.endswith(" (deleted)") or target in found:
                 continue
@@ -340,8 +381,9 @@ def _pick_files(targets: Iterable[tuple[int, tuple[Optional[str], Optional[str]]
             except OSError:
                 continue
             if stat.S_ISREG(st.st_mode) and len(found) < MAX_DISCOVERED:
-                found[target] = f"{stream} of PID {pid}"
-    return list(found.items())
+                found[target] = (stream if stream.startswith("a file") else f"{stream} of PID {pid}", st.st_mtime)
+    ordered = sorted(found.items(), key=lambda item: -item[1][1])
+    return [(path, source) for path, (source, _mtime) in ordered]
 
 
 def discover_log_paths(
@@ -353,7 +395,7 @@ def discover_log_paths(
     /dev/null are skipped; so are deleted files (the name would lead nowhere). The source names the
     first process (in tree order) seen writing there: "stdout of PID 123".
     """
-    return _pick_files(((pid, stream_targets(pid, proc_root)) for pid in _pids(processes)), proc_root)
+    return _pick_files(((pid, written_targets(pid, proc_root)) for pid in _pids(processes)), proc_root)
 
 
 class _StreamLinks:
@@ -365,18 +407,18 @@ class _StreamLinks:
     def __init__(self, proc_root: str) -> None:
         self.proc_root = proc_root
         self._tick = 0
-        self._links: dict[tuple[int, object], tuple[Optional[str], Optional[str]]] = {}
+        self._links: dict[tuple[int, object], tuple[Stream, ...]] = {}
 
     def paths(self, processes: Sequence[Union[ProcessInfo, int]]) -> list[tuple[str, str]]:
         self._tick += 1
-        links: dict[tuple[int, object], tuple[Optional[str], Optional[str]]] = {}
+        links: dict[tuple[int, object], tuple[Stream, ...]] = {}
         ordered = []
         for p in processes:
             pid, started = (p, None) if isinstance(p, int) else (p.pid, p.start_time)
             key = (pid, started if isinstance(started, float) else None)  # a reused PID is a new process
             streams = self._links.get(key)
             if streams is None or (pid + self._tick) % RECHECK_TICKS == 0:
-                streams = stream_targets(pid, self.proc_root)
+                streams = written_targets(pid, self.proc_root)
             links[key] = streams
             ordered.append((pid, streams))
         self._links = links  # processes gone from the tree are forgotten

@@ -1,12 +1,15 @@
 """Listening TCP sockets and what a connection to a port gets.
 
 Replaces `ss -ltnp` (sockets matched to processes by inode: /proc/net/tcp{,6} → /proc/PID/fd
-socket:[inode]) and `curl -v http://127.0.0.1:PORT` / `http://[::1]:PORT` (a bare TCP connect
-with a short timeout: accepted, refused or timed out).
+socket:[inode]) and `curl -sS -m 1 http://127.0.0.1:PORT/health` / `http://[::1]:PORT/health`: a server
+port gets a real request (the kernel completes the handshake into the backlog of a server whose workers
+are wedged, so a connect alone proves nothing) and "accepts connections but does not answer" is its own
+result; a rendezvous store's port is only connected to.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 from collections.abc import Iterable, Sequence
@@ -15,10 +18,12 @@ from typing import Optional
 from ..model.snapshot import ListeningSocket, PortProbe, PortReport
 from ..model.unavailable import Unavailable, unavailable_from_error
 from ..parse.procfs import TCP_LISTEN, TcpSocket, parse_net_tcp
+from .announced_ports import MAX_NAMED, NamedPort
 from .proc_table import read_text
 from .sock_diag import listening_tcp_netlink
 
 PROBE_TIMEOUT_S = 0.5
+ANSWER_TIMEOUT_S = 1.0  # how long a request may take before the port counts as "does not answer"
 
 
 def listening_tcp_sockets(proc: str = "/proc") -> list[TcpSocket]:
@@ -94,6 +99,48 @@ def probe_port(port: int, address: str, timeout_s: float = PROBE_TIMEOUT_S) -> P
         sock.close()
 
 
+def probe_http(port: int, address: str, timeout_s: float = PROBE_TIMEOUT_S,
+               answer_s: float = ANSWER_TIMEOUT_S) -> PortProbe:
+    """Connect, send `GET /health` as a client would, wait for the first bytes of a reply.
+
+    answered: any reply (the status line is in the detail; a 404 still answers); no answer: the connection
+    was accepted (or closed) and nothing came back in time."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    try:
+        sock = socket.socket(family, socket.SOCK_STREAM)
+    except OSError as exc:
+        return PortProbe(port, address, "error", f"no {'IPv6' if family == socket.AF_INET6 else 'IPv4'} socket: {exc}")
+    sock.settimeout(timeout_s)
+    try:
+        sock.connect((address, port))
+    except ConnectionRefusedError:
+        sock.close()
+        return PortProbe(port, address, "refused", "nothing accepts connections on this port")
+    except TimeoutError:
+        sock.close()
+        return PortProbe(port, address, "timed out", f"no answer within {timeout_s:g} s (backlog full or filtered)")
+    except OSError as exc:
+        sock.close()
+        return PortProbe(port, address, "error", f"{type(exc).__name__}: {exc}")
+    host = f"[{address}]" if family == socket.AF_INET6 else address
+    try:
+        sock.settimeout(answer_s)
+        sock.sendall(f"GET /health HTTP/1.0\r\nHost: {host}:{port}\r\nUser-Agent: triage\r\n\r\n".encode())
+        first = sock.recv(256)
+    except TimeoutError:
+        return PortProbe(port, address, "no answer",
+                         f"accepts connections but does not answer: no reply to GET /health within {answer_s:g} s")
+    except OSError as exc:
+        return PortProbe(port, address, "no answer", f"accepts connections, then {type(exc).__name__}: {exc}")
+    finally:
+        sock.close()
+    if not first:
+        return PortProbe(port, address, "no answer", "accepts connections, then closes without a reply")
+    status = first.split(b"\r\n", 1)[0].decode("ascii", "replace")[:60]
+    return PortProbe(port, address, "answered",
+                     f"GET /health → {status}" if status.startswith("HTTP/") else "replies (not HTTP)")
+
+
 _DENIED = None
 
 
@@ -107,7 +154,10 @@ class PortCollector:
         self._key: frozenset[int] = frozenset()
         self._by_pid: dict[int, Optional[tuple[int, ...]]] = {}  # None: permission denied
 
-    def collect(self, pids: Sequence[int], port: Optional[int] = None) -> PortReport:
+    def collect(self, pids: Sequence[int], port: Optional[int] = None, named: Sequence[NamedPort] = (),
+                ranks: frozenset[int] = frozenset()) -> PortReport:
+        """`named`: ports the tree names (announced_ports); `ranks`: PIDs whose own listeners are not probed
+        unless named (a torch.distributed rank listens for its peers: gloo/NCCL bootstrap, not a service)."""
         sockets = listening_tcp_sockets(self._proc)
         key = frozenset(s.inode for s in sockets)
         if key != self._key:
@@ -124,7 +174,7 @@ class PortCollector:
                 self._by_pid[pid] = _DENIED
             except OSError:
                 continue  # exited: not cached, so a reused PID is read afresh
-        return _report(sockets, [(pid, self._by_pid.get(pid, ())) for pid in pids], port)
+        return _report(sockets, [(pid, self._by_pid.get(pid, ())) for pid in pids], port, named, ranks)
 
 
 def collect_ports(pids: Sequence[int], port: Optional[int] = None, proc: str = "/proc") -> PortReport:
@@ -132,8 +182,41 @@ def collect_ports(pids: Sequence[int], port: Optional[int] = None, proc: str = "
     return PortCollector(proc).collect(pids, port)
 
 
+def _probe_plan(port: Optional[int], named: Sequence[NamedPort], listening: Sequence[ListeningSocket],
+                ranks: frozenset[int]) -> list[NamedPort]:
+    """--port first, then the ports the tree names, then its own listening sockets (not a rank's)."""
+    plan: dict[int, NamedPort] = {}
+    if port is not None:
+        plan[port] = NamedPort(port, "http", "--port")
+    for n in named:
+        plan.setdefault(n.port, n)
+    for s in listening:
+        if s.pid not in ranks and s.port not in plan:
+            plan[s.port] = NamedPort(s.port, "http", f"listening socket of PID {s.pid}")
+    return list(plan.values())[:MAX_NAMED]
+
+
+def _addresses(port: int, listening: Sequence[ListeningSocket]) -> list[str]:
+    """Loopback v4 and v6, or only the families something listens on; a socket bound to one local address
+    (not a wildcard, not loopback) is tried there: it is this host's own address."""
+    mine = [s for s in listening if s.port == port]
+    if not mine:
+        return ["127.0.0.1", "::1"]
+    out: list[str] = []
+    for s in mine:
+        if s.address in ("0.0.0.0", "127.0.0.1") or s.address.startswith("127."):
+            address = "127.0.0.1"
+        elif s.address in ("::", "::1"):
+            address = "::1"
+        else:
+            address = s.address
+        if address not in out:
+            out.append(address)
+    return out
+
+
 def _report(sockets: list[TcpSocket], held: list[tuple[int, Optional[tuple[int, ...]]]],
-            port: Optional[int]) -> PortReport:
+            port: Optional[int], named: Sequence[NamedPort] = (), ranks: frozenset[int] = frozenset()) -> PortReport:
     error: Optional[Unavailable] = None
     listening: list[ListeningSocket] = []
     by_inode = {s.inode: s for s in sockets}
@@ -148,12 +231,16 @@ def _report(sockets: list[TcpSocket], held: list[tuple[int, Optional[tuple[int, 
     if denied:
         error = unavailable_from_error(PermissionError(), f"sockets of {denied} process(es)")
     probes: list[PortProbe] = []
-    if port is not None:
-        anyone = [s for s in sockets if s.port == port]
-        for address in ("127.0.0.1", "::1"):
-            probe = probe_port(port, address)
-            if probe.result != "accepted" and not anyone:
+    for wanted in _probe_plan(port, named, listening, ranks):
+        anyone = [s for s in sockets if s.port == wanted.port]
+        addresses = _addresses(wanted.port, [ListeningSocket(pid=0, address=s.address, port=s.port, family=s.family)
+                                             for s in anyone])
+        for address in addresses:
+            probe = probe_http(wanted.port, address) if wanted.role == "http" and anyone else \
+                probe_port(wanted.port, address)
+            if probe.result not in ("accepted", "answered", "no answer") and not anyone:
                 probe = PortProbe(probe.port, probe.address, probe.result,
                                   (probe.detail + "; " if probe.detail else "") + "no socket listens on this port")
-            probes.append(probe)
+            probes.append(dataclasses.replace(probe, origin=wanted.origin + ("" if wanted.role == "http" else
+                                                                             " (a rendezvous store: connect only)")))
     return PortReport(listening=tuple(listening), probes=tuple(probes), error=error)

@@ -295,6 +295,12 @@ class ProcessCollector:
             "start_time": self._boot_time + stat.starttime / CLOCK_TICKS,
             "major_faults": stat.majflt,
         }
+        zombie_code_readable = stat.state == "Z" and stat.exit_code is not None and exit_status_readable(pid)
+        if zombie_code_readable:  # the status its parent would get from wait()
+            info["exit_status"] = stat.exit_code
+        elif stat.state == "Z" and stat.exit_code is not None:  # the kernel printed 0 there: not a real 0
+            info["exit_status"] = Unavailable("exit status hidden: another user's process",
+                                              "run triage as root or as the target's user")
         short_window = before is not None and now - before.at < MIN_CPU_WINDOW_S
         if before is not None and not short_window:
             info["cpu_percent"] = 100.0 * (ticks - before.cpu_ticks) / CLOCK_TICKS / (now - before.at)
@@ -317,7 +323,6 @@ class ProcessCollector:
         elif extra:
             info.update(extra)
         wchan = info.get("wchan")
-        zombie_code_readable = stat.state == "Z" and stat.exit_code is not None and exit_status_readable(pid)
         sample = _Sample(  # over a short window the CPU baseline stays where it was (see MIN_CPU_WINDOW_S)
             starttime=stat.starttime, at=before.at if short_window and before is not None else now,
             cpu_ticks=before.cpu_ticks if short_window and before is not None else ticks,

@@ -9,24 +9,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
-ANON = "[anonymous]"
-
-
-@dataclass(frozen=True)
-class FileMapping:
-    """All mappings of one file (or one kind of anonymous memory) in one process."""
-
-    path: str
-    mappings: int
-    size_bytes: int
-    rss_bytes: int
-    pss_bytes: int
-    shared_bytes: int  # Shared_Clean + Shared_Dirty
-    private_bytes: int  # Private_Clean + Private_Dirty
-    swap_bytes: int
-    shared_by: int = 1  # how many target processes map this path (this one included)
+from ..model.mappings import ANON, FileMapping
 
 
 def _is_header(line: str) -> bool:

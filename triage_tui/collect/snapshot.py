@@ -26,6 +26,7 @@ from ..model.snapshot import (
 )
 from ..model.unavailable import Unavailable, is_known
 from ..model.waits import Wait, WaitSource
+from .announced_ports import named_ports, read_environ
 from .kernel import KernelLogCollector
 from .memory import SmapsReader, collect_cgroup_memory, collect_system_memory, target_memory
 from .ports import PortCollector
@@ -71,6 +72,7 @@ class SnapshotCollector:
         self.waits = WaitCollector()
         self._last_at: Optional[float] = None
         self._seen_pids: set[int] = set()
+        self._environ_cache: dict[tuple[int, object], dict[str, str]] = {}
 
     def close(self) -> None:
         self.smaps.close()
@@ -106,10 +108,17 @@ class SnapshotCollector:
         processes = self._run("processes", statuses, no_processes, read_processes)
         self._seen_pids.update(p.pid for p in processes)
         processes, memory = self._memory(processes, options, statuses)
+        logs: tuple[LogTail, ...] = ()
+        if self.logs is not None:
+            follow, rows = self.logs, processes
+            logs = self._run("logs", statuses, (), lambda: follow(rows, options))
         port_pids = [p.pid for p in processes if not p.exited]
         probe_port = options.port if options.port is not None else port_of_specs(target.specs)
+        environs = self._environs(processes)
+        ranks = frozenset(pid for pid, env in environs.items() if "RANK" in env and "WORLD_SIZE" in env)
+        named = named_ports(processes, environs, logs)
         ports = self._run("ports", statuses, PortReport(error=Unavailable("ports source failed")),
-                          lambda: self.ports.collect(port_pids, probe_port))
+                          lambda: self.ports.collect(port_pids, probe_port, named, ranks))
         kernel = self._run("kernel", statuses, KernelReport(error=Unavailable("kernel source failed")),
                            lambda: self.kernel.collect(self._seen_pids))
         gpus = GpuReport(error=Unavailable("GPU collector not available"))
@@ -123,16 +132,28 @@ class SnapshotCollector:
         waits, waits_source = self._run("waits", statuses, no_waits,
                                         lambda: self.waits.collect(live, tables[0] if tables else None,
                                                                    unchanged_since_last(processes)))
-        logs: tuple[LogTail, ...] = ()
-        if self.logs is not None:
-            follow, rows = self.logs, processes
-            logs = self._run("logs", statuses, (), lambda: follow(rows, options))
         return Snapshot(
             host=self.host_name, taken_at=taken_at, interval_s=interval, target=target, processes=processes,
             exited=self.processes.exited, memory=memory, logs=logs, ports=ports, gpus=gpus, kernel=kernel,
             waits=waits, waits_source=waits_source,
             sources=tuple(statuses),
         )
+
+    def _environs(self, processes: tuple[ProcessInfo, ...]) -> dict[int, dict[str, str]]:
+        """The few environment variables that name ports and ranks, read once per process (by PID and start
+        time: the environment a process started with does not change)."""
+        out: dict[int, dict[str, str]] = {}
+        keep: dict[tuple[int, object], dict[str, str]] = {}
+        for p in processes:
+            if p.exited:
+                continue
+            key = (p.pid, p.start_time if isinstance(p.start_time, float) else None)
+            env = self._environ_cache.get(key)
+            if env is None:
+                env = read_environ(p.pid)
+            keep[key] = out[p.pid] = env
+        self._environ_cache = keep
+        return out
 
     def _smaps_fields(self) -> dict[int, dict[str, object]]:
         """The PSS figures the smaps thread already has, as ProcessInfo fields, for the rows being built."""

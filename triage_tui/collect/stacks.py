@@ -228,6 +228,10 @@ def _capture_one(
             f"stopped (state {before}) before the capture: not attached to, and not resumed (not triage's doing)",
             f"if nothing (a debugger, a job control stop) should hold it: kill -CONT {pid}",
         )))
+    if before == "D":  # ptrace-attaching waits for the uninterruptible sleep to end: it could hang with it
+        return done(kernel_process_stacks(pid, name=name, error=Unavailable(
+            "in uninterruptible I/O (state D): not attached to (py-spy would wait as long as the I/O does)",
+            f"cat /proc/{pid}/stack; where does it read from?")))
     if not looks_like_python(pid):
         return done(kernel_process_stacks(pid, name=name))
     if pyspy is None:

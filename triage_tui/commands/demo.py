@@ -21,8 +21,8 @@ def _app_args(args: argparse.Namespace, info: DemoInfo) -> argparse.Namespace:
     from ..cli import build_parser
 
     argv = [str(info.launcher_pid), "--log", info.log_path, "--port", str(info.port), "--interval", str(args.interval)]
-    if args.auto_stacks:
-        argv.append("--auto-stacks")
+    if not args.auto_stacks:
+        argv.append("--no-auto-stacks")
     if args.record:
         argv += ["--record", args.record]
     if args.no_record:
@@ -35,7 +35,7 @@ def _app_args(args: argparse.Namespace, info: DemoInfo) -> argparse.Namespace:
 def _report(args: argparse.Namespace, info: DemoInfo) -> int:
     report_args = argparse.Namespace(
         interval=args.interval, smaps_budget_ms=100.0, duration=args.duration, format=args.format,
-        record=args.record, no_record=args.no_record, auto_stacks=args.auto_stacks,
+        record=args.record, no_record=args.no_record, stacks=args.auto_stacks,
     )
     return run_report(report_args, [str(info.launcher_pid)], [info.log_path], info.port)
 

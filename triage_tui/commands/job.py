@@ -22,6 +22,7 @@ from ..host.node_list import NodeListError, nodes_from
 from ..host.slurm import SlurmError, is_this_machine, job_of, job_pids
 from ..model.job import JobMoment
 from ..record.recorder import Recorder, RecordError
+from ..render.plain_text import terminal_text, visible
 from . import fail
 
 
@@ -185,14 +186,14 @@ def run_job_report(args: argparse.Namespace, port: Optional[int]) -> int:
             print(f"triage: watching {len(fleet.watches)} nodes for {args.duration:g} s ...", file=sys.stderr)
         last = watch_job(fleet, args.duration, args.interval, stacks=bool(getattr(args, "auto_stacks", False)))
         if args.format == "json":
-            print(render_job_json(last), file=sys.stdout)
+            print(terminal_text(render_job_json(last)), file=sys.stdout)
         else:
-            sys.stdout.write(render_job_markdown(last))
+            sys.stdout.write(terminal_text(render_job_markdown(last)))
         return 0
     finally:
         fleet.close()
         if records.message():
-            print(f"triage: {records.message()}", file=sys.stderr)
+            print(f"triage: {visible(records.message())}", file=sys.stderr)
 
 
 def run_job_stacks(args: argparse.Namespace) -> int:
@@ -208,9 +209,9 @@ def run_job_stacks(args: argparse.Namespace) -> int:
         fleet.tick()
         last = fleet.capture_stacks(StackOptions(native=args.native, locals=args.locals, timeout_s=args.timeout))
         if getattr(args, "json", False) or getattr(args, "format", "") == "json":
-            print(render_job_json(last))
+            print(terminal_text(render_job_json(last)))
         else:
-            sys.stdout.write(render_job_stacks(last))
+            sys.stdout.write(terminal_text(render_job_stacks(last)))
         return 0
     finally:
         fleet.close()

@@ -2,7 +2,7 @@
 
 The non-interactive face of the same Incident the app drives: resolve the target, tick every
 interval for --duration seconds (at least twice, so CPU % and deltas exist), then render the
-timeline. The JSON is the last snapshot with hypotheses sorted by score (docs/report-schema.md).
+timeline of Moments. The JSON is the last Moment, hypotheses in the engine's order (docs/report-schema.md).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Optional, TextIO
 
 from ..collect.logs import check_log_readable
 from ..host.base import CollectOptions, Host, TargetError
-from ..incident import HostOutage, Incident
+from ..incident import HostOutage, Incident, wants_auto_stacks
+from ..model.moment import Moment
 from ..model.snapshot import Snapshot
 from ..record.export import report_from_record
 from ..record.recorder import RecordError, recorder_from_args
@@ -43,19 +44,27 @@ def _pss_missing(snapshot: Snapshot) -> bool:
     return memory.pss_covered < memory.processes
 
 
-def _tick(incident: Incident, last: Snapshot) -> Snapshot:
-    """One tick; during a host outage the last good snapshot stands (the report says so in Sources)."""
+def _tick(incident: Incident, last: Moment) -> Moment:
+    """One tick; during a host outage the last good Moment stands (the report says so in Sources)."""
     try:
         return incident.tick()
     except HostOutage:
         return last
 
 
-def watch(incident: Incident, duration_s: float, interval_s: float, auto_stacks: bool = False) -> Snapshot:
+def _unexplained(moment: Moment) -> bool:
+    """At the end of the watch: nothing shows the target working or answering, so one stack capture is the
+    evidence left to read (a lock, a collective and a rendezvous look alike from outside)."""
+    ids = {o.id for o in moment.diagnosis.observations}
+    return not ids & {"progress-seen", "port-answering", "log-progress"} and bool(moment.snapshot.live_pids())
+
+
+def watch(incident: Incident, duration_s: float, interval_s: float, auto_stacks: bool = False) -> Moment:
     """Tick at 0, every interval, and at `duration_s`; then, bounded, until PSS covers the tree.
 
-    auto_stacks: the first time the engine sees the whole target idle, capture its stacks once (py-spy
-    pauses the target, so never again unasked) and tick once more so the engine reads them."""
+    auto_stacks: the first time the engine sees the whole target idle (or, at the end, when nothing showed
+    it working or answering), capture its stacks once (py-spy pauses each process for a moment, so never
+    again unasked) and tick once more so the engine reads them."""
     start = time.monotonic()
     last = incident.tick()
     k = 1
@@ -63,17 +72,18 @@ def watch(incident: Incident, duration_s: float, interval_s: float, auto_stacks:
         due = min(k * interval_s, duration_s)
         time.sleep(max(0.0, start + due - time.monotonic()))
         last = _tick(incident, last)
-        if auto_stacks and incident.latest_stacks is None and Incident.wants_auto_stacks(last):
+        final = due >= duration_s
+        if auto_stacks and incident.latest_stacks is None and (
+                wants_auto_stacks(last) or (final and _unexplained(last))):
             incident.capture_stacks()
             last = _tick(incident, last)
-        if due >= duration_s:
+        if final:
             break
         k += 1
-    wait = getattr(incident.host, "wait_for_budgeted_reads", None)
     for _ in range(PSS_EXTRA_TICKS):
-        if not _pss_missing(last) or wait is None:
+        if not _pss_missing(last.snapshot):
             break
-        wait(PSS_WAIT_S)  # smaps_rollup runs off-thread: let this tick's reads finish, then pick them up
+        incident.wait_for_budgeted_reads(PSS_WAIT_S)  # smaps_rollup runs off-thread: let this tick's reads finish
         last = _tick(incident, last)
     return last
 
@@ -115,7 +125,8 @@ def run_report(
             roots = ", ".join(f"PID {r.pid}" for r in target.roots) or "nothing"
             print(f"triage: watching {roots} for {args.duration:g} s ...", file=sys.stderr)
         try:
-            last = watch(incident, args.duration, args.interval, bool(getattr(args, "auto_stacks", False)))
+            last = watch(incident, args.duration, args.interval,
+                         bool(getattr(args, "stacks", True)) and bool(getattr(args, "auto_stacks", True)))
         finally:
             if recorder is not None:
                 recorder.close()

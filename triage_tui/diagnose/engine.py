@@ -9,25 +9,18 @@ from __future__ import annotations
 import dataclasses
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from itertools import pairwise
 from typing import Optional
 
-from ..model.snapshot import Hypothesis, Observation, Snapshot
+from ..model.diagnosis import Diagnosis, Hypothesis, Observation
+from ..model.snapshot import Snapshot
 from ..model.stacks import StackCapture
 from ..model.text_format import clock
 from .hypotheses import evaluate
 from .idle_runs import IdleRuns
-from .observations import Thresholds, observe_snapshots
+from .observations import Thresholds, idle_seconds, observe_snapshots
 from .stack_observations import stack_observations
 from .wait_graph import wait_observations
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    observations: tuple[Observation, ...] = ()
-    hypotheses: tuple[Hypothesis, ...] = ()
-    changes: tuple[str, ...] = ()  # changelog lines this update added
 
 
 class DiagnosisEngine:
@@ -78,7 +71,10 @@ class DiagnosisEngine:
         hypotheses = evaluate(observations)
         changes = tuple(self._changes(snapshot.taken_at, hypotheses))
         self.changelog.extend(changes)
-        return Diagnosis(tuple(observations), hypotheses, changes)
+        idle_s = idle_of if idle_of is not None else {
+            p.pid: idle_seconds(list(self.history), p.pid, self.thresholds) for p in snapshot.processes}
+        return Diagnosis(tuple(observations), hypotheses, changes, idle_periods(idle_s, snapshot.taken_at),
+                         self.thresholds.idle_after_s)
 
     def _changes(self, at: float, hypotheses: Sequence[Hypothesis]) -> list[str]:
         """One line per hypothesis whose status moved: `12:01:07 deadlock possible → likely: why`."""
@@ -94,13 +90,21 @@ class DiagnosisEngine:
         return out
 
 
+def idle_periods(idle_of: Mapping[int, Optional[float]], at: float) -> dict[int, float]:
+    """Since when each process has done nothing by the engine's rule (no CPU-time growth beyond the
+    idle rate, no bytes read); processes that just worked are left out. The Processes pane shows
+    these, and marks idle those idle for Diagnosis.idle_after_s or more: the rule all-idle uses."""
+    return {pid: round(at - secs, 3) for pid, secs in idle_of.items() if secs is not None}
+
+
 def observe(history: Sequence[Snapshot], stacks: Optional[StackCapture] = None,
             thresholds: Thresholds = Thresholds(), previous_stacks: Optional[StackCapture] = None,
             idle_of: Optional[Mapping[int, Optional[float]]] = None) -> list[Observation]:
     """All observations: the snapshots' history plus the latest stack capture."""
     out = observe_snapshots(history, thresholds, idle_of) + wait_observations(history)
     if stacks is not None:
-        out += stack_observations(stacks, history[-1] if history else None, previous_stacks)
+        out += stack_observations(stacks, history[-1] if history else None, previous_stacks,
+                                  live=not thresholds.one_look)
     return out
 
 

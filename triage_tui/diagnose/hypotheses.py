@@ -2,27 +2,41 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from functools import cache
 
-from ..model.snapshot import Hypothesis, Observation
-from .rules import CATALOGUE, FINDING_CAP, NEEDS_CAP, ROWS, RULE_OUTS, Spec
+from ..model.diagnosis import Evidence, Hypothesis, Observation
+from .rules import CATALOGUE, FINDING_CAP, NEEDS_CAP, ROWS, RULE_OUTS, Row, RuleOut, Spec
+from .vocabulary import VOCABULARY
 
 STATUS_ORDER = ("likely", "possible", "unlikely", "ruled out")
 
 
+class RuleError(ValueError):
+    """A rule table that cannot work: raised when rules.py is imported, never during a tick."""
+
+
+_IDENT = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
 @cache
 def _parse(condition: str) -> tuple[tuple[tuple[str, bool], ...], ...]:
-    """`a & !b | c` → ((("a", True), ("b", False)), (("c", True),)): OR of ANDs."""
+    """`a & !b | c` → ((("a", True), ("b", False)), (("c", True),)): OR of ANDs. Raises RuleError on a
+    malformed condition (an empty term, a character an id cannot hold)."""
     alternatives = []
     for alt in condition.split("|"):
         terms = []
         for term in alt.split("&"):
             term = term.strip()
-            if not term:
-                continue
-            terms.append((term[1:].strip(), False) if term.startswith("!") else (term, True))
+            negated = term.startswith("!")
+            ident = term[1:].strip() if negated else term
+            if not ident:
+                raise RuleError(f"empty term in condition {condition!r}")
+            if not _IDENT.fullmatch(ident):
+                raise RuleError(f"{ident!r} in condition {condition!r} is not an observation id")
+            terms.append((ident, not negated))
         alternatives.append(tuple(terms))
     return tuple(alternatives)
 
@@ -84,35 +98,107 @@ def evaluate(observations: Sequence[Observation]) -> tuple[Hypothesis, ...]:
     scored = []
     for order, spec in enumerate(CATALOGUE):
         scored.append((spec, order, *_score(spec, rows_by[spec.id], present, figs)))
-    scored.sort(key=lambda t: (t[0].kind != "cause", STATUS_ORDER.index(t[2].status) == 3, -t[3], t[1]))
+    scored.sort(key=rank_key)
     return tuple(h for _spec, _order, h, _raw in scored)
 
 
+def rank_key(t: tuple) -> tuple:
+    """The one order every face shows: causes before findings, ruled out last among them, then by
+    score (the unclipped sum breaks ties at the cap), then catalogue order."""
+    spec, order, h, raw = t
+    return (spec.kind != "cause", h.status == "ruled out", -h.score, -raw, order)
+
+
+def _row_evidence(when: str, weight: float, note: str, present: Mapping[str, Sequence[Observation]]) -> Evidence:
+    """The row as shown: the first observation its condition names that is present, its texts, its note."""
+    named = next((ident for ident in positive_ids(when) if ident in present), when)
+    text = "; ".join(_texts(when, present)) or named
+    return Evidence(named, weight, f"{text} — {note}" if note else text)
+
+
 def _score(spec: Spec, rows: Sequence, present: Mapping[str, Sequence[Observation]], figs: _Figures):
-    raw = 0.0
+    evidence: list[Evidence] = []
     for_: list[str] = []
     against: list[str] = []
     for row in rows:
         if not holds(row.when, present):
             continue
-        raw += row.weight
+        evidence.append(_row_evidence(row.when, row.weight, row.note, present))
         for text in _texts(row.when, present):
             line = f"{text} — {row.note}" if row.note else text
             (for_ if row.weight > 0 else against).append(line)
+    raw = sum(e.weight for e in evidence)
+    cap, cap_reason = 1.0, ""
     if spec.needs and not holds(spec.needs, present):
-        raw = min(raw, NEEDS_CAP)
+        cap, cap_reason = NEEDS_CAP, spec.needs_text
         against.append(spec.needs_text)
-    score = round(max(0.0, min(1.0, raw)), 2)
-    status = status_for(score)
+    status = status_for(clip_score(raw, cap))
     for rule in RULE_OUTS:
         if rule.hypothesis == spec.id and holds(rule.when, present):
             reasons = _texts(rule.when, present) + [t for c in rule.cite for t in _texts(c, present)]
             reason = f"{rule.reason}: " + "; ".join(reasons)
             against = [reason] + [a for a in against if a.split(" — ")[0] not in reason]
-            status, score = "ruled out", 0.0
+            status, cap, cap_reason = "ruled out", 0.0, reason
             break
-    if spec.kind == "finding":  # a finding is a fact about the evidence, not a cause: it never outranks one
-        score = min(score, FINDING_CAP)
+    if spec.kind == "finding" and cap > FINDING_CAP:  # a fact about the evidence, not a cause: it never outranks one
+        cap, cap_reason = FINDING_CAP, cap_reason or "a finding: scored below every possible cause"
+    score = clip_score(raw, cap)
     title = _pick(spec.titles, present, spec.title).format_map(figs)
     next_check = _pick(spec.next_checks, present, "").format_map(figs)
-    return Hypothesis(spec.id, title, status, score, tuple(for_), tuple(against), next_check), raw
+    return Hypothesis(spec.id, title, status, score, tuple(for_), tuple(against), next_check, spec.kind,
+                      tuple(evidence), cap, cap_reason), raw
+
+
+def clip_score(raw: float, cap: float = 1.0) -> float:
+    """The score shown: the rows' sum clipped to 0..cap, two decimals."""
+    return round(max(0.0, min(cap, raw)), 2)
+
+
+# ---------------------------------------------------------------- the tables, checked once at import
+def _conditions(catalogue: Sequence[Spec], rows: Sequence[Row], rule_outs: Sequence[RuleOut]):
+    """(where, condition) of every condition the tables hold."""
+    for spec in catalogue:
+        if spec.needs:
+            yield f"{spec.id} needs", spec.needs
+        for condition, _ in (*spec.titles, *spec.next_checks):
+            if condition:
+                yield f"{spec.id} title/next check", condition
+    for row in rows:
+        yield f"row {row.hypothesis}", row.when
+    for rule in rule_outs:
+        yield f"rule-out {rule.hypothesis}", rule.when
+        for cited in rule.cite:
+            yield f"rule-out {rule.hypothesis} cite", cited
+
+
+def check_rules(catalogue: Sequence[Spec], rows: Sequence[Row], rule_outs: Sequence[RuleOut]) -> None:
+    """Raise RuleError unless every condition parses, names only ids of the vocabulary (ids an observer
+    can emit), every row and rule-out belongs to a hypothesis of the catalogue, and every row names at
+    least one observation that must be present (its evidence row cites it)."""
+    ids = {spec.id for spec in catalogue}
+    for where, condition in _conditions(catalogue, rows, rule_outs):
+        try:
+            parsed = _parse(condition)
+        except RuleError as exc:
+            raise RuleError(f"{where}: {exc}") from None
+        unknown = sorted({ident for alt in parsed for ident, _ in alt if ident not in VOCABULARY})
+        if unknown:
+            raise RuleError(f"{where}: {', '.join(unknown)} in {condition!r}: no observer emits it "
+                            "(diagnose/vocabulary.py)")
+    for row in rows:
+        if row.hypothesis not in ids:
+            raise RuleError(f"row for {row.hypothesis!r}: no such hypothesis in the catalogue")
+        if not positive_ids(row.when):
+            raise RuleError(f"row {row.hypothesis} {row.when!r} names no observation that must be present")
+    for rule in rule_outs:
+        if rule.hypothesis not in ids:
+            raise RuleError(f"rule-out for {rule.hypothesis!r}: no such hypothesis in the catalogue")
+
+
+def rule_ids() -> set[str]:
+    """Every observation id some condition of the tables names (the rest are informational)."""
+    return {ident for _, condition in _conditions(CATALOGUE, ROWS, RULE_OUTS)
+            for alt in _parse(condition) for ident, _ in alt}
+
+
+check_rules(CATALOGUE, ROWS, RULE_OUTS)  # at import: a typo on either side is an error, not a silent rule

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from typing import Optional
 
 from ..model.job import JobDiagnosis, JobHypothesis, JobStackGroup, NodeEvidence, NodeSummary, RankRef
-from ..model.snapshot import Hypothesis, Snapshot
+from ..model.diagnosis import Hypothesis
+from ..model.snapshot import Snapshot
 from ..model.stacks import ProcessStacks
 from ..model.text_format import clock
 from .hypotheses import status_for

@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections.abc import Mapping, Sequence
 from typing import Optional
 
-from ..model.snapshot import Observation, ProcessInfo, Snapshot
+from ..model.diagnosis import Observation
+from ..model.snapshot import ProcessInfo, Snapshot
+from ..model.text_format import clock
 from ..model.unavailable import is_known
 from .figures import fmt_bytes, fmt_s, quote
 from .log_signals import classify_last_line, progress_percent, scan_log_lines
+from .roles import COMPILERS, helper_role, is_compiler_name
 from .resource_observations import gpu_observations, kernel_observations, memory_observations, port_observations
 from .thresholds import Thresholds
+from .vocabulary import register
 
-COMPILERS = frozenset({"nvcc", "ptxas", "ninja", "cicc", "gcc", "g++", "cc1", "cc1plus", "c++", "clang", "clang++", "ld"})
 _WORLD_ARGS = re.compile(
     r"^--(tp-size|tp|tensor-parallel-size|tensor_parallel_size|nproc-per-node|nproc_per_node|world-size|world_size)"
     r"(?:=(\d+))?$"
@@ -28,7 +30,7 @@ _WORLD_ARGS = re.compile(
 
 def _obs(oid: str, text: str, source: str, at: float, pids: Sequence[int] = (), **figures: object) -> Observation:
     clean = {k: v for k, v in figures.items() if isinstance(v, (int, float, str))}
-    return Observation(id=oid, text=text, source=source, at=at, figures=clean, pids=tuple(pids))
+    return Observation(id=register(oid), text=text, source=source, at=at, figures=clean, pids=tuple(pids))
 
 
 # ---------------------------------------------------------------- processes over time
@@ -115,8 +117,10 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
                         [p.pid for p in alive], processes=len(alive)))
     idle_for = min(idle.values()) if idle else 0.0
     if alive and len(idle) == len(alive) and (one_look or idle_for >= th.idle_after_s):
-        ctx = sum(_ctx_growth(history, p.pid) for p in alive)
-        wake = "" if one_look else "; context switches stopped too" if ctx == 0 else \
+        growths = [_ctx_growth(history, p.pid) for p in alive]
+        ctx = None if any(g is None for g in growths) else sum(g for g in growths if g is not None)
+        # a sentence about context switches only when they were read for every process: never a 0 for "unknown"
+        wake = "" if one_look or ctx is None else "; context switches stopped too" if ctx == 0 else \
             f"; {ctx} voluntary context switches: wakes, does nothing"
         span = "(one look: ps %CPU is a lifetime average)" if one_look else f"for {fmt_s(idle_for)}"
         who = "the only process is" if len(alive) == 1 else f"all {len(alive)} processes"
@@ -135,8 +139,12 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
                             "processes", at, [pid], cpu_percent=round(rate * 100, 1)))
     for p in procs:
         if p.state == "Z":
-            out.append(_obs("zombie", f"PID {p.pid} ({_name(p)}) is a zombie (Z): it died and its parent {p.ppid} has not reaped it",
-                            "processes", at, [p.pid], ppid=p.ppid))
+            how = _wait_status(p.exit_status) if is_known(p.exit_status) else ""
+            out.append(_obs("zombie", f"PID {p.pid} ({_name(p)}) is a zombie (Z): it died{how} and its parent {p.ppid} "
+                            "has not reaped it", "processes", at, [p.pid], ppid=p.ppid))
+            if is_known(p.exit_status) and p.exit_status & 0x7F == 9:
+                out.append(_obs("worker-sigkilled", f"PID {p.pid} ({_name(p)}) was killed by SIGKILL (zombie's exit "
+                                "status)", "processes", at, [p.pid]))
         elif p.state in ("T", "t"):
             why = "traced by a debugger (t)" if p.state == "t" else "stopped (T)"
             out.append(_obs("stopped-process", f"PID {p.pid} ({_name(p)}) is {why}: it runs nothing until SIGCONT",
@@ -152,7 +160,9 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
             else:
                 out.append(_obs("d-state", f"PID {p.pid} ({_name(p)}) in D (uninterruptible I/O wait), "
                                 f"wchan {p.wchan if is_known(p.wchan) else '?'}", "processes", at, [p.pid]))
-        elif p.state == "R" and is_known(p.cpu_percent) and p.cpu_percent < 20 and not one_look:
+        elif p.state == "R" and is_known(p.cpu_percent) and p.cpu_percent < 20 and not one_look \
+                and (cpu_rate(history, p.pid) or 0.0) < 0.2:
+            # over the whole watch, not the last interval alone (a py-spy capture pauses it for that long)
             inv = p.ctx_involuntary_delta if is_known(p.ctx_involuntary_delta) else 0
             if inv:
                 out.append(_obs("runnable-starved", f"PID {p.pid} runnable (R) but only {p.cpu_percent:.0f} % CPU, "
@@ -169,14 +179,65 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
         out.append(_obs("io-reading", f"the tree read {fmt_bytes(reads)} since the last look", "processes", at,
                         read_bytes=reads))
     out.extend(_worker_shape(history, procs, at))
+    out.extend(_kernel_view(procs, at))
+    if len(history) == 1 and not th.one_look:
+        out.extend(_first_look(procs, now, at))
     return out
 
 
-def _ctx_growth(history: Sequence[Snapshot], pid: int) -> int:
+def _peers(procs: Sequence[ProcessInfo]) -> list[ProcessInfo]:
+    """The processes that are compared: alive, not helpers, not the parent of another (a launcher)."""
+    alive = [p for p in procs if p.state not in ("Z", "X") and not helper_role(p)]
+    parents = {p.ppid for p in alive}
+    leaves = [p for p in alive if p.pid not in parents]
+    return leaves
+
+
+def _kernel_view(procs: Sequence[ProcessInfo], at: float) -> list[Observation]:
+    """Peers grouped by what the kernel says they sleep in (state, wait channel of the main thread), from the
+    first refresh and without pausing anyone: one that differs from all the others is named before any py-spy."""
+    peers = [p for p in _peers(procs) if is_known(p.wchan)]
+    if len(peers) < 3:
+        return []
+    groups: dict[tuple[str, str], list[ProcessInfo]] = {}
+    for p in peers:
+        groups.setdefault((p.state, str(p.wchan) or "-"), []).append(p)
+    if len(groups) != 2:
+        return []
+    (big_key, big), (odd_key, odd) = sorted(groups.items(), key=lambda kv: -len(kv[1]))
+    if len(odd) != 1 or len(big) < 2:
+        return []
+    p = odd[0]
+    return [_obs("kernel-odd-rank", f"PID {p.pid} ({_name(p)}) differs in the kernel's view: state {odd_key[0]} in "
+                 f"{odd_key[1]}, while the other {len(big)} are {big_key[0]} in {big_key[1]}", "processes", at, [p.pid],
+                 kernel_pid=p.pid, wchan=odd_key[1], others=len(big), others_wchan=big_key[1])]
+
+
+def _first_look(procs: Sequence[ProcessInfo], now: Snapshot, at: float) -> list[Observation]:
+    """What one look shows before any watching: CPU time against age, state and wait channel, and how long
+    ago each log was last written (its mtime): a hang older than triage is visible at once."""
+    out: list[Observation] = []
+    for p in procs[:8]:
+        if p.state == "Z" or not is_known(p.cpu_time_s) or not is_known(p.start_time):
+            continue
+        age = max(0.0, at - p.start_time)
+        where = f"state {p.state}" + (f" in {p.wchan}" if is_known(p.wchan) and p.wchan else "")
+        cpu = f"{p.cpu_time_s:.1f} s" if p.cpu_time_s < 60 else fmt_s(p.cpu_time_s)
+        out.append(_obs("first-look", f"PID {p.pid} ({_name(p)}): {cpu} of CPU in {fmt_s(age)} of "
+                        f"life, {where}", "processes", at, [p.pid], cpu_s=round(p.cpu_time_s, 2), age_s=round(age, 1)))
+    for tail in now.logs:
+        if tail.error is None and is_known(tail.seconds_since_last_byte) and (tail.lines or tail.partial.strip()):
+            out.append(_obs("first-look", f"log {tail.source} last written {fmt_s(tail.seconds_since_last_byte)} before "
+                            "triage's first look (its mtime)", "logs", at))
+    return out
+
+
+def _ctx_growth(history: Sequence[Snapshot], pid: int) -> Optional[int]:
+    """Voluntary context switches of `pid` over the history; None when they were not read."""
     first, last = history[0].process(pid), history[-1].process(pid)
     if first and last and is_known(first.ctx_voluntary) and is_known(last.ctx_voluntary):
         return max(0, last.ctx_voluntary - first.ctx_voluntary)
-    return 0
+    return None
 
 
 def _io_growth(history: Sequence[Snapshot], pid: int) -> int:
@@ -193,11 +254,15 @@ def _io_growth(history: Sequence[Snapshot], pid: int) -> int:
 def _worker_shape(history: Sequence[Snapshot], procs: Sequence[ProcessInfo], at: float) -> list[Observation]:
     out: list[Observation] = []
     gone: dict[int, tuple[str, str]] = {}
-    for snap in history:
+    for snap in history:  # a compiler child that exits is a compile step that finished, not a dead worker
         for e in snap.exited:
+            if is_compiler_name(e.name) or (e.cmdline and is_compiler_name(e.cmdline[0])):
+                continue
             code = f"exit code {e.exit_code}" if is_known(e.exit_code) else "exit status unknown"
             gone[e.pid] = (e.name, code)
         for p in snap.exited_rows:
+            if is_compiler_name(p.name) or (p.cmdline and is_compiler_name(p.cmdline[0])):
+                continue
             gone.setdefault(p.pid, (p.name, "exit status unknown"))
     for pid, (name, code) in sorted(gone.items()):
         signal = _signal_of(code)
@@ -237,23 +302,38 @@ def _target_gone(history: Sequence[Snapshot], at: float) -> list[Observation]:
     exits = {e.pid: e for snap in history for e in snap.exited}
     last_alive = max((snap.taken_at for snap in history if any(not p.exited for p in snap.processes)), default=at)
     root = next((exits[pid] for pid in roots if pid in exits), None)
-    if root is not None:
-        how = f"exit code {root.exit_code}" if is_known(root.exit_code) else f"exit status unknown ({root.exit_code.reason})"  # type: ignore[union-attr]
-        what = f"root PID {root.pid} ({root.name}) exited: {how}{_signal_of(how)}"
-    else:
+    how, clean = "unknown", False
+    if root is None:
         what = "no exit status was seen for the root"
-    clean = root is not None and is_known(root.exit_code) and root.exit_code == 0
-    out.append(_obs("target-gone", f"every process of the target has exited (last seen alive {_clock(last_alive)}): "
+    else:
+        code = root.exit_code
+        if isinstance(code, int):
+            how, clean = f"exit code {code}", code == 0
+        else:  # never a silent 0: the reason the status is not known
+            how = f"exit status unknown ({code.reason})"
+        what = f"root PID {root.pid} ({root.name}) exited: {how}{_signal_of(how)}"
+    out.append(_obs("target-gone", f"every process of the target has exited (last seen alive {clock(last_alive)}): "
                     f"{what}", "processes", at, [e.pid for e in exits.values()],
-                    last_alive=last_alive, root_exit=how if root is not None else "unknown", gone_what=what))
-    if clean:
+                    last_alive=last_alive, root_exit=how, gone_what=what))
+    if clean and root is not None:
         out.append(_obs("target-exited-ok", "the root exited with code 0: the target ended by itself", "processes", at,
-                        [root.pid]))  # type: ignore[union-attr]
+                        [root.pid]))
     return out
 
 
-def _clock(ts: float) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(ts))
+def _wait_status(status: int) -> str:
+    """A wait() status in words: ` (exit code 3)`, ` (killed by signal 9, SIGKILL)`."""
+    import signal as _signal
+
+    sig = status & 0x7F
+    if sig == 0:
+        return f" (exit code {(status >> 8) & 0xFF}, read from /proc/PID/stat)"
+    try:
+        name = _signal.Signals(sig).name
+    except ValueError:
+        name = f"signal {sig}"
+    core = ", core dumped" if status & 0x80 else ""
+    return f" (killed by signal {sig}, {name}{core}, read from /proc/PID/stat)"
 
 
 def _signal_of(code: str) -> str:
@@ -269,17 +349,25 @@ def _signal_of(code: str) -> str:
 def log_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Observation]:
     now = history[-1]
     out: list[Observation] = []
+    start = history[0].taken_at
+    watched = now.taken_at - start
     for tail in now.logs:
-        if tail.error is not None:
-            continue
+        if tail.error is not None or (not tail.lines and not tail.partial.strip()):
+            continue  # an empty file says nothing: neither activity nor silence
         last = tail.partial.strip() or (tail.lines[-1].text if tail.lines else "")
         kind = classify_last_line(last, tail.lines[-1].level if tail.lines and not tail.partial.strip() else "info")
         silent = tail.seconds_since_last_byte
-        if is_known(silent) and kind == "progress-done" and silent >= min(th.silent_after_s, th.idle_after_s):
+        # written during the watch (an old line, or an empty file, is no activity); silent for the whole of
+        # a watch long enough to judge counts as silent even before the silence threshold
+        written_at = tail.last_byte_at
+        grew = bool(last) and is_known(written_at) and written_at > start
+        quiet_watch = watched >= th.idle_after_s and is_known(silent) and silent >= watched
+        if is_known(silent) and kind == "progress-done" and (
+                silent >= min(th.silent_after_s, th.idle_after_s) or quiet_watch):
             # a finished bar followed by silence says "the next phase never reported" sooner than plain silence
             out.append(_obs("log-silent-after-load", f"log silent {fmt_s(silent)} since {quote(last, 60)}: "
                             "loading finished, the next phase never reported", "logs", now.taken_at))
-        if is_known(silent) and silent >= th.silent_after_s:
+        if is_known(silent) and (silent >= th.silent_after_s or quiet_watch):
             after = {"progress-done": "a progress bar at 100 %", "traceback": "a traceback",
                      "timeout": "a timeout message", "progress": "an unfinished progress bar"}.get(kind, "")
             text = f"log {tail.source} silent for {fmt_s(silent)}; last line {quote(last)}"
@@ -290,9 +378,9 @@ def log_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Observ
                             "logs", now.taken_at))
         elif not is_known(silent) and _progress_in_lines(tail.lines):  # a paste: no timing, but the bar moved
             out.append(_obs("log-progress", f"progress advancing in {tail.source}: {quote(last)}", "logs", now.taken_at))
-        elif is_known(silent):
-            out.append(_obs("log-active", f"log {tail.source} wrote {fmt_s(silent)} ago: {quote(last)}", "logs",
-                            now.taken_at, silent_s=round(silent, 1)))
+        elif is_known(silent) and (grew or th.one_look):
+            out.append(_obs("log-active", f"log {tail.source} wrote {fmt_s(silent)} ago, during the watch: "
+                            f"{quote(last)}", "logs", now.taken_at, silent_s=round(silent, 1)))
             if kind == "progress" and _progress_moving(history, tail.path):
                 out.append(_obs("log-progress", f"progress advancing in {tail.source}: {quote(last)}", "logs", now.taken_at))
         out.extend(_line_signals(tail.lines, tail.source, now.taken_at))
@@ -328,7 +416,55 @@ def observe_snapshots(history: Sequence[Snapshot], th: Thresholds = Thresholds()
         return []
     out = (process_observations(history, th, idle_of) + log_observations(history, th) + port_observations(history)
            + gpu_observations(history, th) + memory_observations(history, th) + kernel_observations(history))
-    return out + _joined(out, history[-1].taken_at)
+    out = _idle_means_nothing_advances(out, history[-1])
+    return out + _joined(out, history[-1].taken_at) + _progress_seen(out, history, th) + _not_judged(history, th)
+
+
+def _not_judged(history: Sequence[Snapshot], th: Thresholds) -> list[Observation]:
+    """Say what a watch this short cannot judge yet, instead of letting silence read as health."""
+    span = history[-1].taken_at - history[0].taken_at
+    if th.one_look or span >= th.idle_after_s:
+        return []
+    return [_obs("not-judged-yet", f"watched {fmt_s(span)} so far: idle needs {fmt_s(th.idle_after_s)} of watching "
+                 "and progress needs two looks; the first-look figures stand alone until then", "processes",
+                 history[-1].taken_at, watched_s=round(span, 1))]
+
+
+def _idle_means_nothing_advances(observations: list[Observation], now: Snapshot) -> list[Observation]:
+    """Idle is "nothing advances", not "no CPU": a loader that reads a little and moves its bar in its
+    log uses almost no CPU and is not idle. all-idle is withdrawn while a log wrote within its idle span."""
+    idle = next((o for o in observations if o.id == "all-idle"), None)
+    if idle is None:
+        return observations
+    span = idle.figures.get("idle_s", 0.0)
+    for tail in now.logs:
+        wrote = tail.seconds_since_last_byte
+        if tail.error is None and (tail.lines or tail.partial.strip()) and is_known(wrote) \
+                and isinstance(span, (int, float)) and wrote < span and (tail.partial.strip() or tail.lines):
+            return [o for o in observations if o is not idle]
+    return observations
+
+
+def _progress_seen(observations: Sequence[Observation], history: Sequence[Snapshot], th: Thresholds) -> list[Observation]:
+    """Positive evidence of work during the watch: the tree's CPU time grew AND its log or its reads
+    advanced. CPU alone is no progress (a spin, a poller); a log alone may be a heartbeat of a stuck job."""
+    if len(history) < 2:
+        return []
+    ids = {o.id for o in observations}
+    advancing = [o for o in observations if o.id in ("log-active", "log-progress", "io-reading")]
+    if not advancing or "all-idle" in ids:
+        return []
+    first, last = history[0], history[-1]
+    grew = 0.0
+    for p in last.processes:
+        q = first.process(p.pid)
+        if q is not None and is_known(p.cpu_time_s) and is_known(q.cpu_time_s):
+            grew += max(0.0, p.cpu_time_s - q.cpu_time_s)
+    span = last.taken_at - first.taken_at
+    if span <= 0 or grew <= max(0.1, th.idle_cpu_rate * span):
+        return []
+    return [_obs("progress-seen", f"progress during the {fmt_s(span)} watch: {fmt_s(grew)} of CPU and "
+                 f"{advancing[0].text}", "processes", last.taken_at, cpu_s=round(grew, 2))]
 
 
 def _joined(observations: Sequence[Observation], at: float) -> list[Observation]:

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from ..model.snapshot import Observation, Snapshot
+from ..model.diagnosis import Observation
+from ..model.snapshot import Snapshot
 from ..model.stacks import ProcessStacks, StackCapture
 from ..parse.pasted import PasteEvidence, PastePart, evidence_from_paste
 from ..parse.prose_figures import ProseFigure
@@ -30,6 +31,7 @@ from .figures import quote
 from .hypotheses import evaluate
 from .observations import Thresholds
 from .stack_reading import classify, group_processes
+from .vocabulary import register
 
 PASTE_OBSERVATIONS = (
     "prose-gpu-busy-low-power", "prose-gpu-busy", "prose-gpu-idle", "prose-cpu-idle", "prose-cpu-busy", "prose-stuck",
@@ -67,7 +69,7 @@ def capture_from(stacks: tuple[ProcessStacks, ...], at: float = 0.0) -> Optional
 
 def _obs(oid: str, text: str, source: str, at: float, pids: Sequence[int] = (), **figures: object) -> Observation:
     clean = {k: v for k, v in figures.items() if isinstance(v, (int, float, str))}
-    return Observation(id=oid, text=text, source=source, at=at, figures=clean, pids=tuple(pids))
+    return Observation(id=register(oid), text=text, source=source, at=at, figures=clean, pids=tuple(pids))
 
 
 def _lexicon(evidence: PasteEvidence, present: set[str], at: float) -> list[Observation]:

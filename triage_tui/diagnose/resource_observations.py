@@ -4,33 +4,60 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..model.snapshot import Observation, Snapshot
+from ..model.diagnosis import Observation
+from ..model.snapshot import Snapshot
 from ..model.unavailable import is_known
 from .figures import fmt_bytes, fmt_s, quote
 from .gpu_history import GpuHistory
 from .thresholds import Thresholds
+from .vocabulary import register
 
 GPU_LOOKS = 10  # the GPU facts look this many snapshots back
 
 
 def _obs(oid: str, text: str, source: str, at: float, pids: Sequence[int] = (), **figures: object) -> Observation:
     clean = {k: v for k, v in figures.items() if isinstance(v, (int, float, str))}
-    return Observation(id=oid, text=text, source=source, at=at, figures=clean, pids=tuple(pids))
+    return Observation(id=register(oid), text=text, source=source, at=at, figures=clean, pids=tuple(pids))
+
+
+def _answered(p) -> bool:
+    """A reply to a request: our HTTP probe's, or a pasted curl's `HTTP/1.1 200` line."""
+    return p.result == "answered" or (p.result == "accepted" and p.detail.startswith("HTTP "))
 
 
 def port_observations(history: Sequence[Snapshot]) -> list[Observation]:
+    """Per port: answered (a reply to a request), accepts but does not answer, accepts (connect only: a
+    store or a pasted probe), refused. A store port's state is shown but is no evidence of a server."""
     now = history[-1]
-    probes = now.ports.probes
     out: list[Observation] = []
-    if probes:
-        ok = [p for p in probes if p.result == "accepted"]
-        where = ", ".join(f"{p.address}:{p.port} {p.result}" for p in probes)
-        if ok:
-            out.append(_obs("port-accepting", f"port {ok[0].port} accepts connections ({where})", "ports", now.taken_at,
-                            port=ok[0].port))
+    by_port: dict[int, list] = {}
+    for p in now.ports.probes:
+        by_port.setdefault(p.port, []).append(p)
+    for port, probes in by_port.items():
+        where = ", ".join(f"{p.address} {p.result}" for p in probes)
+        origin = next((p.origin for p in probes if p.origin), "")
+        named = f" (named by {origin})" if origin else ""
+        store = "rendezvous store" in origin
+        answered = [p for p in probes if _answered(p)]
+        if answered:
+            out.append(_obs("port-answering", f"port {port} accepts connections and answers a request: "
+                            f"{answered[0].detail or 'replied'}{named}", "ports", now.taken_at, port=port))
+            out.append(_obs("port-accepting", f"port {port} accepts connections ({where})", "ports", now.taken_at,
+                            port=port))
+        elif any(p.result == "no answer" for p in probes):
+            silent = next(p for p in probes if p.result == "no answer")
+            out.append(_obs("port-not-answering", f"port {port} {silent.detail}{named}", "ports", now.taken_at,
+                            port=port))
+        elif any(p.result == "accepted" for p in probes):
+            oid = "store-accepting" if store else "port-accepting"
+            what = "the rendezvous store accepts connections" if store else "accepts connections"
+            out.append(_obs(oid, f"port {port} {what} ({where}){named}", "ports", now.taken_at, port=port))
+        elif store:
+            out.append(_obs("store-refused", f"rendezvous store port {port} refuses connections ({where}){named}",
+                            "ports", now.taken_at, port=port))
         else:
-            out.append(_obs("port-refused", f"port {probes[0].port} not answering: {where}", "ports", now.taken_at,
-                            port=probes[0].port))
+            out.append(_obs("port-refused", f"port {port} not answering: {where}{named}", "ports", now.taken_at,
+                            port=port))
     return out
 
 
@@ -95,7 +122,8 @@ def memory_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Obs
             used = f", used {fmt_bytes(sysm.used_bytes)}" if is_known(sysm.used_bytes) else ""
             out.append(_obs("memory-ample", f"{fmt_bytes(avail)} available of {fmt_bytes(total)} RAM{used}: "
                             "no memory pressure", "memory", at, available=avail, total=total))
-    if rss and (pss or total):
+    several = isinstance(tgt.processes, int) and tgt.processes >= 2  # one process shares its pages with nobody
+    if rss and (pss or total) and several:
         parts = []
         if pss and rss >= th.illusion_ratio * pss:
             parts.append(f"PSS sum {fmt_bytes(pss)}")
@@ -117,8 +145,18 @@ def memory_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Obs
             out.append(_obs("cgroup-at-limit", f"cgroup {cg.path} at {fmt_bytes(cg.current_bytes)} of its "
                             f"{fmt_bytes(cg.max_bytes)} limit", "memory", at))
     kills = [s.memory.cgroup.oom_kills for s in history if is_known(s.memory.cgroup.oom_kills)]
-    if kills and kills[-1] > 0:
+    if kills and len(kills) >= 2 and kills[-1] > kills[0]:
+        out.append(_obs("oom-kill", f"cgroup {cg.path} counted {kills[-1] - kills[0]} new OOM kill(s) during the watch "
+                        f"({kills[-1]} in all)", "memory", at, kills=kills[-1]))
+    elif kills and kills[-1] > 0 and len(history) == 1:
+        # one look (a paste of memory.events, or the first refresh): the count is all there is to go on
         out.append(_obs("oom-kill", f"cgroup {cg.path} counts {kills[-1]} OOM kill(s)", "memory", at, kills=kills[-1]))
+    elif kills and kills[-1] > 0:
+        # a count from before triage came: the cgroup may hold other jobs; kernel lines naming the job's PIDs
+        # (kernel_observations) are what ties such a kill to this job
+        out.append(_obs("cgroup-oom-before", f"cgroup {cg.path} counts {kills[-1]} OOM kill(s) from before the watch "
+                        "(not necessarily this job's: no kernel line names one of its PIDs)", "memory", at,
+                        kills=kills[-1]))
     return out
 
 

@@ -49,7 +49,9 @@ CATALOGUE: tuple[Spec, ...] = (
                " | log-nccl-timeout | stacks-one-in-collective",
          needs_text="fewer than 3 processes seen: no ranks to wait for",
          titles=(("stacks-odd-rank", "A wait for the missing rank: PID {pid} never reached the wait (it is in {frame})"),
-                 ("wait-hub", "Everyone waits on {hub_name}, which waits on nothing of the tree ({hub_doing})")),
+                 ("wait-hub", "Everyone waits on {hub_name}, which waits on nothing of the tree ({hub_doing})"),
+                 ("kernel-odd-rank", "A wait for the missing rank: PID {kernel_pid} sleeps elsewhere ({wchan}) while "
+                                     "the other {others} wait in {others_wchan} (the kernel's view, before any stacks)")),
          next_checks=(("stacks-odd-rank", "py-spy dump --native the odd rank PID {pid} and read its frame: S on it"),
                       ("", "capture stacks of all {processes} processes at once, grouped, and look for the rank that "
                            "differs: S (or --auto-stacks)"))),
@@ -106,6 +108,9 @@ CATALOGUE: tuple[Spec, ...] = (
     Spec("cpu-starved", "Starved of CPU (runnable, not running)",
          next_checks=(("", "uptime; top; the cgroup's cpu.max: who takes the CPU?"),)),
     Spec("healthy", "Healthy (answering and making progress)",
+         needs="progress-seen | port-answering",
+         needs_text="no port answered a request and nothing advanced during the watch (CPU with log or I/O): "
+                    "no positive evidence of health",
          next_checks=(("", "send a real request and time it: curl -sS -m 10 http://HOST:PORT/..."),)),
     # causes the pasted-text corpus (tests/corpus) showed and the vocabulary lacked
     Spec("shm-exhausted", "Shared memory (/dev/shm) too small or full: workers die of SIGBUS or wait forever",
@@ -136,8 +141,9 @@ ROWS: tuple[Row, ...] = (
     Row("wait-for-missing-rank", "gpu-loaded-idle", 0.1),
     Row("wait-for-missing-rank", "workers-present", 0.05),
     Row("wait-for-missing-rank", "stacks-odd-rank", 0.45, "that rank names the cause"),
+    Row("wait-for-missing-rank", "kernel-odd-rank & !stacks-captured", 0.25, "the kernel already shows the odd one"),
     Row("wait-for-missing-rank", "wait-hub & !stacks-odd-rank", 0.45, "the process everyone waits on is the one to look at"),
-    Row("wait-for-missing-rank", "wait-cycle", -0.3, "they wait on each other, not on a missing rank"),
+    Row("wait-for-missing-rank", "wait-cycle & !stacks-odd-rank", -0.3, "they wait on each other, not on a missing rank"),
     Row("wait-for-missing-rank", "one-busy-others-idle", 0.2, "the busy one is late"),
     Row("wait-for-missing-rank", "log-barrier-timeout", 0.15, "a waiter gave up: the slow one is elsewhere"),
     Row("wait-for-missing-rank", "log-nccl-timeout", 0.1),
@@ -146,7 +152,7 @@ ROWS: tuple[Row, ...] = (
     Row("wait-for-missing-rank", "stacks-lock-wait", -0.3),
     Row("wait-for-missing-rank", "stacks-rendezvous", -0.3),
     Row("wait-for-missing-rank", "stacks-different-collectives", -0.2),
-    Row("wait-for-missing-rank", "port-accepting", -0.4),
+    Row("wait-for-missing-rank", "port-answering", -0.4),
     Row("wait-for-missing-rank", "log-progress", -0.3),
     Row("wait-for-missing-rank", "worker-exited | log-worker-exited", -0.2, "the missing rank is dead, not late"),
     Row("wait-for-missing-rank", "zombie", -0.2),
@@ -162,7 +168,7 @@ ROWS: tuple[Row, ...] = (
     Row("collective-hang", "stacks-odd-rank", -0.3, "one rank is elsewhere"),
     Row("collective-hang", "stacks-different-collectives", -0.4),
     Row("collective-hang", "stacks-lock-wait", -0.2),
-    Row("collective-hang", "port-accepting", -0.4),
+    Row("collective-hang", "port-answering", -0.4),
     # collective-mismatch
     Row("collective-mismatch", "stacks-different-collectives", 0.7),
     Row("collective-mismatch", "log-nccl-timeout", 0.1),
@@ -171,12 +177,19 @@ ROWS: tuple[Row, ...] = (
     # deadlock
     Row("deadlock", "stacks-lock-wait", 0.6),
     Row("deadlock", "wait-cycle", 0.7, "a cycle of waits across processes: nobody left to act"),
+    # ranks of a collective read each other's sockets by design (gloo/NCCL rings): with stacks that show the
+    # ranks in collectives and no thread on a lock, such a "cycle" is the collective's exchange, not a deadlock
+    Row("deadlock", "wait-cycle & stacks-no-lock & stacks-several-ranks | wait-cycle & stacks-no-lock & stacks-odd-rank"
+        " | wait-cycle & stacks-no-lock & stacks-same-collective", -0.6,
+        "the stacks show ranks in collectives and no lock: peers of a collective wait on each other's sockets"),
+    Row("deadlock", "port-not-answering & stacks-lock-wait | port-not-answering & stacks-one-lock-wait", 0.1,
+        "the server's request threads are stuck"),
     Row("deadlock", "stacks-one-lock-wait", 0.2),
     Row("deadlock", "all-idle", 0.2),
     Row("deadlock", "stacks-unchanged", 0.1),
     Row("deadlock", "stacks-no-lock", -0.3),
     Row("deadlock", "busy-process", -0.2),
-    Row("deadlock", "port-accepting", -0.2),
+    Row("deadlock", "port-answering", -0.2),
     Row("deadlock", "log-active", -0.2),
     Row("deadlock", "stacks-same-collective", -0.2),
     # crashed-worker
@@ -200,6 +213,7 @@ ROWS: tuple[Row, ...] = (
     Row("oom", "log-killed", 0.2),
     Row("oom", "log-cuda-oom", 0.3, "GPU memory, not host memory"),
     Row("oom", "anon-growing", 0.2),
+    Row("oom", "cgroup-oom-before", 0.15, "an earlier OOM kill in the cgroup; none named this job's PIDs"),
     Row("oom", "memory-ample", -0.3),
     Row("oom", "no-oom-kill", -0.1),
     # still-loading
@@ -211,7 +225,7 @@ ROWS: tuple[Row, ...] = (
     Row("still-loading", "all-idle", -0.4, "loading uses CPU or I/O"),
     Row("still-loading", "log-silent-after-load | log-ends-after-load", -0.3),
     Row("still-loading", "log-silent", -0.1),
-    Row("still-loading", "port-accepting", -0.3),
+    Row("still-loading", "port-answering", -0.3),
     # compiling
     Row("compiling", "compiler-running", 0.6),
     Row("compiling", "stacks-compile", 0.5),
@@ -245,20 +259,27 @@ ROWS: tuple[Row, ...] = (
     # busy-loop
     Row("busy-loop", "busy-process", 0.45),
     Row("busy-loop", "stacks-running", 0.25),
+    Row("busy-loop", "stacks-running & runnable-starved", 0.35,
+        "runnable at every look and running code, never waiting: a loop that wants all the CPU on a crowded machine"),
     Row("busy-loop", "log-silent", 0.1),
     Row("busy-loop", "compiler-running", -0.4, "the CPU goes to a compile"),
     Row("busy-loop", "stacks-compile", -0.3),
     Row("busy-loop", "log-progress", -0.3),
     Row("busy-loop", "io-reading", -0.2),
-    Row("busy-loop", "port-accepting", -0.2),
+    Row("busy-loop", "port-answering", -0.2),
     Row("busy-loop", "gpu-computing", -0.2),
     Row("busy-loop", "gpu-spin", -0.3),
     Row("busy-loop", "log-active", -0.15),
     # cpu-starved
     Row("cpu-starved", "runnable-starved", 0.6),
-    # healthy
-    Row("healthy", "port-accepting", 0.55),
-    Row("healthy", "log-active", 0.2),
+    Row("cpu-starved", "runnable-starved & stacks-running", -0.1, "its own code never waits: it is the one asking for CPU"),
+    # healthy: only positive evidence counts (a reply to a request, or work seen advancing)
+    Row("healthy", "port-answering", 0.45, "a client's request is answered"),
+    Row("healthy", "port-accepting", 0.15),
+    Row("healthy", "progress-seen", 0.35),
+    Row("healthy", "log-active", 0.15),
+    Row("healthy", "port-not-answering", -0.6, "the kernel accepts, the server never replies"),
+    Row("healthy", "all-idle & !port-answering", -0.2, "nothing advances"),
     Row("healthy", "all-alive", 0.1),
     Row("healthy", "gpu-computing", 0.1),
     Row("healthy", "worker-exited | log-worker-exited", -0.4),
@@ -271,7 +292,7 @@ ROWS: tuple[Row, ...] = (
     Row("healthy", "oom-kill", -0.4),
     Row("healthy", "stacks-lock-wait", -0.3),
     Row("healthy", "d-state-faults", -0.3),
-    Row("healthy", "busy-process & !port-accepting", -0.1),
+    Row("healthy", "busy-process & !port-answering", -0.1),
     # pasted-text signals (parse/signal_lexicon.py and diagnose/pasted_text.py), written from the corpus's written
     # half; each weight says how much one line of that kind moves the cause
     Row("wait-for-missing-rank", "log-ranks-missing", 0.4, "the ranks that did not report are the late ones"),
@@ -308,6 +329,9 @@ ROWS: tuple[Row, ...] = (
     Row("still-loading", "log-loading", 0.3),
     Row("io-blocked", "log-hung-task", 0.5),
     Row("fork-inherited-lock", "stacks-atexit-lock", 0.6),
+    Row("fork-inherited-lock", "stacks-orphan-lock", 0.7, "no thread of that process can ever release it"),
+    Row("fork-inherited-lock", "all-idle & stacks-orphan-lock", 0.1),
+    Row("deadlock", "stacks-orphan-lock & !stacks-lock-wait", -0.2, "one thread alone on a lock: an inherited lock"),
     Row("event-never-fires", "stacks-one-waiting & !stacks-lock-wait", 0.35, "the thread waits for a result"),
     Row("busy-loop", "prose-cpu-busy", 0.3),
     Row("compiling", "prose-cpu-busy", 0.05),
@@ -337,5 +361,7 @@ RULE_OUTS: tuple[RuleOut, ...] = (
     RuleOut("stopped", "none-stopped", "nothing is stopped"),
     RuleOut("healthy", "port-refused & !port-accepting", "not healthy: the port does not answer"),
     RuleOut("healthy", "target-gone", "not healthy: every process of the target has exited"),
+    RuleOut("healthy", "port-not-answering & !port-answering", "not healthy: connections are accepted, requests never "
+            "answered"),
     RuleOut("busy-loop", "all-idle", "no busy loop: nothing uses CPU"),
 )

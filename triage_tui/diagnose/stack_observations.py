@@ -6,10 +6,13 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Optional
 
-from ..model.snapshot import Observation, Snapshot
+from ..model.diagnosis import Observation
+from ..model.snapshot import Snapshot
 from ..model.stacks import StackCapture, StackGroup
 from .figures import fmt_s
+from .roles import helper_role
 from .stack_reading import groups_of
+from .vocabulary import register
 
 # wait kinds of a main thread that mean "this rank is somewhere specific", per observation id
 _KIND_OBS = {
@@ -24,7 +27,7 @@ _KIND_OBS = {
 
 def _obs(oid: str, text: str, at: float, pids: Sequence[int] = (), **figures: object) -> Observation:
     clean = {k: v for k, v in figures.items() if isinstance(v, (int, float, str))}
-    return Observation(id=oid, text=text, source="stacks", at=at, figures=clean, pids=tuple(pids))
+    return Observation(id=register(oid), text=text, source="stacks", at=at, figures=clean, pids=tuple(pids))
 
 
 def _main_groups(capture: StackCapture, groups: Sequence[StackGroup]) -> dict[int, StackGroup]:
@@ -43,16 +46,20 @@ def _main_groups(capture: StackCapture, groups: Sequence[StackGroup]) -> dict[in
 
 
 def _ranks(pids: Sequence[int], snapshot: Optional[Snapshot]) -> list[int]:
-    """Captured PIDs minus launchers (a PID that is the parent of another captured PID)."""
+    """Captured PIDs that are peers: minus launchers (a PID that is the parent of another captured PID) and
+    helpers (resource tracker, compilers, compile workers: see roles.py)."""
     if snapshot is None:
         return list(pids)
-    parents = {p.ppid for p in snapshot.processes if p.pid in pids}
-    ranks = [pid for pid in pids if pid not in parents]
-    return ranks or list(pids)
+    helpers = {p.pid for p in snapshot.processes if helper_role(p)}
+    parents = {p.ppid for p in snapshot.processes if p.pid in pids and p.pid not in helpers}
+    ranks = [pid for pid in pids if pid not in parents and pid not in helpers]
+    return ranks or [pid for pid in pids if pid not in helpers] or list(pids)
 
 
 def stack_observations(capture: StackCapture, snapshot: Optional[Snapshot] = None,
-                       previous: Optional[StackCapture] = None) -> list[Observation]:
+                       previous: Optional[StackCapture] = None, live: bool = True) -> list[Observation]:
+    """live: a capture of the whole process (a pasted dump may hold only the threads its author kept, so a
+    single thread on a lock there is no proof that no other thread exists)."""
     at = capture.taken_at
     groups = groups_of(capture)
     main = _main_groups(capture, groups)
@@ -104,6 +111,13 @@ def stack_observations(capture: StackCapture, snapshot: Optional[Snapshot] = Non
         out.append(_obs("stacks-one-lock-wait", f"one thread waits on a lock: {locks[0].wait_frame}", at, locks[0].pids))
     else:
         out.append(_obs("stacks-no-lock", "no thread waits on a lock", at))
+    for proc in capture.processes if live else ():  # a thread lock waited on where no other thread exists
+        if len(proc.threads) == 1 and any((proc.pid, proc.threads[0].tid) in g.members for g in locks) \
+                and not _cross_process_lock(proc.threads[0]):
+            frame = next(g.wait_frame for g in locks if (proc.pid, proc.threads[0].tid) in g.members)
+            out.append(_obs("stacks-orphan-lock", f"PID {proc.pid}'s only thread waits on a lock ({frame}): no thread "
+                            "of that process can release it (a lock inherited held across fork)", at, [proc.pid],
+                            pid=proc.pid, frame=frame))
     main_kinds = Counter(g.wait_kind for g in main.values())
     for kind, (oid, text) in _KIND_OBS.items():
         if main_kinds.get(kind):
@@ -117,11 +131,25 @@ def stack_observations(capture: StackCapture, snapshot: Optional[Snapshot] = Non
     return out
 
 
+def _bootstrap(file: str) -> bool:
+    """The interpreter's own machinery (runpy, threading, importlib, multiprocessing's process start-up),
+    never site-packages: torch, vLLM and SGLang frames are the framework a caller is looked for in."""
+    if file.startswith("<frozen") or "site-packages/" in file or "dist-packages/" in file:
+        return file.startswith("<frozen")
+    return "/lib/python" in file
+
+
+def _cross_process_lock(thread) -> bool:
+    """A multiprocessing lock (SemLock) can be released by another process: not an orphan."""
+    inner = next((f for f in thread.frames if not f.native), None)
+    return inner is not None and "multiprocessing/" in inner.file
+
+
 def _where(group: StackGroup) -> str:
-    """The wait frame and the program frame that called it: `sleep (time) from init_drafter (w.py:120)`."""
+    """The wait frame and the program or framework frame that called it: `sleep (time) from init_drafter (w.py:120)`."""
     wait = group.wait_frame or group.departs_at
     caller = next((f for f in group.frames if not f.native and f.file and not _label(f).startswith(wait.split(" (")[0])
-                   and "/threading.py" not in "/" + f.file and "/lib/python" not in f.file), None)
+                   and not _bootstrap(f.file)), None)
     return f"{wait} from {_label(caller)}" if caller is not None and _label(caller) != wait else wait
 
 

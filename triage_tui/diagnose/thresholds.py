@@ -12,8 +12,8 @@ class Thresholds:
 
     idle_after_s: float = 10.0  # no CPU growth this long: idle
     silent_after_s: float = 30.0  # no log byte this long: silent
-    idle_cpu_rate: float = 0.02  # CPU seconds per second below which a process does nothing
-    busy_cpu_rate: float = 0.5  # a process using half a core or more is busy
+    idle_cpu_rate: float = 0.04  # CPU seconds per second below which a process does nothing (a poller's 2-3 % too)
+    busy_cpu_rate: float = 0.3  # a process using a third of a core or more, over the watch, is busy
     compiler_cpu_percent: float = 5.0
     gpu_loaded_bytes: int = 1 << 30  # a GPU holding this much memory is "loaded"
     gpu_spin_util: int = 95

@@ -18,16 +18,18 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Optional
 
-from ..model.snapshot import ExitedProcess, Observation, ProcessInfo, Snapshot
+from ..model.diagnosis import Observation
+from ..model.snapshot import ExitedProcess, ProcessInfo, Snapshot
 from ..model.waits import Wait, is_network_fs
 from .figures import fmt_s
+from .vocabulary import register
 
 NOT_EDGES = frozenset({"sleep", "running", "unknown"})
 
 
 def _obs(oid: str, text: str, at: float, pids: Sequence[int], **figures: object) -> Observation:
     clean = {k: v for k, v in figures.items() if isinstance(v, (int, float, str))}
-    return Observation(id=oid, text=text, source="waits", at=at, figures=clean, pids=tuple(pids))
+    return Observation(id=register(oid), text=text, source="waits", at=at, figures=clean, pids=tuple(pids))
 
 
 def edges(snapshot: Snapshot) -> dict[int, dict[int, Wait]]:

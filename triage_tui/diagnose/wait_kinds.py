@@ -95,6 +95,10 @@ WAIT_RULES: tuple[WaitRule, ...] = (
     _rule("collective", PURPOSE, function=r"(^|\.)collective_rpc$", file=r"vllm/",
           why="vLLM RPC to every worker, waiting for all replies"),
     _rule("collective", PURPOSE, function=r".", file=r"deepspeed/comm/", why="DeepSpeed communication"),
+    # DDP: the reducer's gradient all_reduce is waited for at the end of loss.backward(); the Python main thread
+    # sits in the autograd engine call (a long CPU backward is "running", not idle, so the status tells them apart)
+    _rule("collective", PURPOSE, function=r"^(_engine_run_backward|Variable\._execution_engine\.run_backward)$",
+          file=r"torch/autograd/(graph|__init__)\.py$", why="backward: DDP's reducer all_reduce"),
     _rule("collective", PURPOSE, native=True, function=r"nccl[A-Z]\w*|c10d::ProcessGroupNCCL|"
           r"c10d::ProcessGroupGloo|gloo::|WorkNCCL", why="NCCL/gloo native"),
     # -- compile (a JIT compile or an autotune: patience, or a stale lock file)
@@ -120,8 +124,13 @@ WAIT_RULES: tuple[WaitRule, ...] = (
           file=r"shm_broadcast\.py$", why="vLLM shared-memory message queue"),
     _rule("queue", SPECIFIC, function=r"^(Queue\.(get|put|join)|SimpleQueue\.get)$",
           file=r"/(queue|multiprocessing/queues|asyncio/queues)\.py$", why="queue.Queue"),
-    _rule("queue", SPECIFIC, function=r"^_worker$", file=r"concurrent/futures/thread\.py$",
+    # GENERIC, not SPECIFIC: `_worker` is the bottom of every pool thread's stack, so a `with lock:` frame
+    # above it (the innermost frame) must win; alone it means an idle pool thread on its work queue
+    _rule("queue", GENERIC, function=r"^_worker$", file=r"concurrent/futures/thread\.py$",
           why="idle thread-pool worker"),
+    # multiprocessing.Pool workers wait for a task on the queue's SemLock: idle workers, not a lock deadlock
+    _rule("queue", SPECIFIC, function=r"^(worker|SimpleQueue\.get|Queue\.get)$",
+          file=r"multiprocessing/(pool|queues)\.py$", why="pool worker waiting for a task"),
     _rule("condition", SPECIFIC, function=r"^(Future\.result|wait|as_completed|Future\._?wait)$",
           file=r"concurrent/futures/_base\.py$", why="waiting on a future"),
     _rule("subprocess", SPECIFIC, function=r"^(Popen\.(wait|_wait|communicate|_communicate|_try_wait|poll)|"
@@ -158,11 +167,12 @@ WAIT_RULES: tuple[WaitRule, ...] = (
     _rule("condition", GENERIC, function=r"^(Condition\.wait|Event\.wait|Barrier\.wait|Barrier\._wait|"
           r"Semaphore\.acquire)$", file=r"multiprocessing/synchronize\.py$"),
     _rule("socket", GENERIC, function=r"^(\w*Selector\.select|select)$", file=r"/selectors\.py$"),
-    _rule("socket", SPECIFIC, function=r"^(BaseEventLoop\._run_once|_run_once)$", file=r"asyncio/base_events\.py$",
+    # GENERIC: every coroutine runs inside _run_once, so a handler blocked in `with lock:` (innermost) must win
+    _rule("socket", GENERIC, function=r"^(BaseEventLoop\._run_once|_run_once)$", file=r"asyncio/base_events\.py$",
           why="idle asyncio loop"),
     # source line of the innermost Python frame (C calls py-spy does not show)
     _rule("sleep", GENERIC, code=r"\bsleep\(", native=False),
-    _rule("lock", GENERIC, code=r"\.acquire\(|^\s*with\s+[\w.\[\]]*lock\w*\s*:|_lock\(\)", native=False),
+    _rule("lock", GENERIC, code=r"\.acquire\(|^\s*with\s+[\w.\[\]]*(?i:lock)\w*\s*:|_lock\(\)", native=False),  # CACHE_LOCK too
     _rule("collective", GENERIC, code=r"\b(work|handle|req|request|fut|future)\w*\.wait\(", native=False),
     _rule("device-sync", GENERIC, code=r"\.synchronize\(", native=False),
     _rule("rendezvous", GENERIC, code=r"\.connect\(|create_connection\(", native=False),

@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Optional, Protocol
 
+from ..model.mappings import FileMapping
 from ..model.options import CollectOptions, StackOptions, TargetError, TargetSpecError
 from ..model.snapshot import Snapshot, Target
 from ..model.stacks import StackCapture
+from ..model.unavailable import Unavailable
 
 __all__ = ["CollectOptions", "Host", "StackOptions", "TargetError", "TargetSpecError"]
 
@@ -30,6 +32,15 @@ class Host(Protocol):
         ...
 
     def capture_stacks(self, pids: Sequence[int], options: StackOptions) -> StackCapture:
+        ...
+
+    def mappings_by_file(self, pid: int, target_pids: Sequence[int]) -> tuple[FileMapping, ...] | Unavailable:
+        """`pid`'s mappings summed per file (its /proc/PID/smaps on *that* host), with how many of
+        `target_pids` map each file; Unavailable (with the reason) when they cannot be read. Never raises."""
+        ...
+
+    def wait_for_budgeted_reads(self, timeout_s: float = 10.0) -> bool:
+        """Block until the off-thread budgeted reads (PSS) handed over so far are done; False on timeout."""
         ...
 
     def close(self) -> None:

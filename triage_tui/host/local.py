@@ -7,12 +7,15 @@ from collections.abc import Sequence
 from typing import Optional
 
 from ..collect.logs import LogsCollector
+from ..collect.smaps_files import mappings_by_file
 from ..collect.snapshot import GpuJoin, GpuSource, LogsSource, SnapshotCollector
 from ..collect.stacks import capture_stacks
 from ..collect.targets import resolve_targets
 from ..diagnose.stack_groups import with_groups
+from ..model.mappings import FileMapping
 from ..model.snapshot import Snapshot, Target
 from ..model.stacks import StackCapture
+from ..model.unavailable import Unavailable, unavailable_from_error
 from .base import CollectOptions, StackOptions
 
 
@@ -62,6 +65,13 @@ class LocalHost:
 
     def capture_stacks(self, pids: Sequence[int], options: StackOptions = StackOptions()) -> StackCapture:
         return with_groups(capture_stacks(pids, options))
+
+    def mappings_by_file(self, pid: int, target_pids: Sequence[int]) -> tuple[FileMapping, ...] | Unavailable:
+        """`cat /proc/PID/smaps` here, grouped by file (the `m` key)."""
+        try:
+            return tuple(mappings_by_file(pid, target_pids))
+        except OSError as exc:
+            return unavailable_from_error(exc, f"/proc/{pid}/smaps")
 
     def close(self) -> None:
         self._collector.close()

@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Optional, cast
 
 from ..model.codec import from_data, to_data
+from ..model.mappings import FileMapping
 from ..model.snapshot import Snapshot, SourceStatus, Target
 from ..model.stacks import StackCapture
+from ..model.unavailable import Unavailable
 from .base import CollectOptions, StackOptions, TargetError
 from .ssh_connect import Connection, SshError
 
@@ -221,6 +223,25 @@ class SrunHost:
             return StackCapture(taken_at=time.time(), pids=tuple(pids), notes=(f"no capture: {exc}",))
         capture: StackCapture = from_data(StackCapture, reply["capture"])
         return capture
+
+    def mappings_by_file(self, pid: int, target_pids: Sequence[int]) -> tuple[FileMapping, ...] | Unavailable:
+        """The `m` view: the node's /proc/PID/smaps, read by the agent there (never this machine's)."""
+        try:
+            reply = self._request("mappings_by_file", self.request_timeout_s, pid=int(pid),
+                                  targets=[int(p) for p in target_pids])
+        except (SshError, TargetError) as exc:
+            return Unavailable(f"mappings not read: srun agent: {exc}")
+        if "unavailable" in reply:
+            unavailable: Unavailable = from_data(Unavailable, reply["unavailable"])
+            return unavailable
+        return tuple(from_data(list[FileMapping], reply.get("mappings", [])))
+
+    def wait_for_budgeted_reads(self, timeout_s: float = 10.0) -> bool:
+        try:
+            reply = self._request("wait_for_budgeted_reads", timeout_s + self.request_timeout_s, wait_s=timeout_s)
+        except (SshError, TargetError):
+            return False
+        return bool(reply.get("done"))
 
     def run_argv(self, argv: Sequence[str], timeout_s: float = 15.0) -> tuple[int, str, str]:
         """One plain command on the node through srun (e.g. `scontrol listpids J` asks that node's slurmd)."""

@@ -11,11 +11,11 @@ import dataclasses
 import shlex
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Optional
 
-from ..collect.smaps_files import FileMapping
 from ..model.codec import from_data, to_data
+from ..model.mappings import FileMapping
 from ..model.snapshot import Snapshot, SourceStatus, Target
 from ..model.stacks import StackCapture
 from ..model.text_format import clock as _clock
@@ -23,6 +23,7 @@ from ..model.unavailable import Unavailable
 from .base import CollectOptions, StackOptions, TargetError
 from .ssh_agent_client import AgentSession, NoUsablePython
 from .ssh_agentless import (
+    MIN_CPU_INTERVAL_S,
     CpuSample,
     Sections,
     agentless_mappings,
@@ -49,8 +50,9 @@ class SshHost:
     started from the UI thread waits for the refresh in flight, and the next refresh waits for it."""
 
     def __init__(self, options: SshOptions, agentless: bool = False, request_timeout_s: float = 30.0,
-                 backoff_start_s: float = BACKOFF_START_S) -> None:
+                 backoff_start_s: float = BACKOFF_START_S, progress: Optional[Callable[[str], None]] = None) -> None:
         self.options = options
+        self._progress = progress or (lambda _: None)
         self.name = options.destination
         self.want_agentless = agentless
         self.request_timeout_s = request_timeout_s
@@ -99,10 +101,10 @@ class SshHost:
         if self._down_since is not None and now < self._next_try:
             raise SshError(self._down_text() + f"; next attempt in {self._next_try - now:.0f} s")
         try:
-            conn = connect(self.options)
+            conn = connect(self.options, self._progress)
             if not self.want_agentless:
                 try:
-                    self._agent = AgentSession.start(conn, pids, self.request_timeout_s)
+                    self._agent = AgentSession.start(conn, pids, self.request_timeout_s, self._progress)
                     self.mode, self.mode_notes = "agent", self._agent.notes
                 except NoUsablePython as exc:
                     self.mode, self.mode_notes = "agentless", (f"agentless mode: {exc}",)
@@ -112,8 +114,11 @@ class SshHost:
             else:
                 self.mode_notes = ("agentless mode (--agentless)",)
         except SshError as exc:
+            self._progress("ready")
             self._mark_down(str(exc))
             raise
+        self._progress("ready")
+        self.mode_notes = (*self.mode_notes, *conn.notes)
         self._conn = conn
         if self._down_since is not None:
             self._pending_note = (f"reconnected at {_clock(time.time())} after an outage since "
@@ -174,7 +179,10 @@ class SshHost:
             if self._agent is not None:
                 reply = self._agent.request("collect", self.request_timeout_s, target=to_data(target), options=to_data(options))
                 snapshot: Snapshot = from_data(Snapshot, reply["snapshot"])
-                notes = SourceStatus("mode", "ok", 0.0, "; ".join(self.mode_notes))
+                # the node as the user named it, in both modes (the agent's host is the node's hostname)
+                node_name = f"; node hostname {snapshot.host}" if snapshot.host != self.name else ""
+                snapshot = dataclasses.replace(snapshot, host=self.name)
+                notes = SourceStatus("mode", "ok", 0.0, "; ".join(self.mode_notes) + node_name)
                 ssh = SourceStatus("ssh", "ok", (time.time() - started) * 1000, self._take_note("agent mode"))
                 return _with_sources(snapshot, ssh, notes)
             marker = new_marker()
@@ -184,8 +192,14 @@ class SshHost:
                                                                        port=options.port))
             snapshot = build_snapshot(self.name, target, options, sections, status_pids, started,
                                       (time.time() - started) * 1000, self._cpu)
-            self._cpu = cpu_sample(sections, status_pids, snapshot_clock(sections))
+            sample = cpu_sample(sections, status_pids, snapshot_clock(sections))
+            if self._cpu is None or sample.at - self._cpu.at >= MIN_CPU_INTERVAL_S or set(sample.ticks) - set(self._cpu.ticks):
+                self._cpu = sample  # a refresh too soon after the last keeps the older baseline for the next CPU %
             self._status_pids = [p.pid for p in snapshot.processes if not p.exited]
+            # the mode source says why agentless (flag, or no Python we may run) before what it cannot read
+            snapshot = dataclasses.replace(snapshot, sources=tuple(
+                dataclasses.replace(x, detail="; ".join((*self.mode_notes, x.detail))) if x.name == "mode" else x
+                for x in snapshot.sources))
             if self._pending_note:
                 sources = tuple(dataclasses.replace(x, detail=self._take_note(x.detail)) if x.name == "ssh" else x
                                 for x in snapshot.sources)

@@ -19,7 +19,8 @@ from typing import Optional, Union
 
 from ..collect.gpu import join_gpus_to_processes
 from ..collect.logs import _Classifier
-from ..collect.smaps_files import FileMapping, count_sharers, parse_smaps
+from ..collect.smaps_files import count_sharers, parse_smaps
+from ..model.mappings import FileMapping
 from ..model.snapshot import (
     GpuProcess,
     GpuReport,

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .snapshot import Hypothesis, Snapshot
+from .diagnosis import Hypothesis
+from .snapshot import Snapshot
 from .stacks import Frame, StackCapture
 
 

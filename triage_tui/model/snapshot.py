@@ -1,7 +1,8 @@
 """The snapshot: everything one refresh saw, as frozen, JSON-serialisable dataclasses.
 
-Collectors fill these; the diagnosis engine reads them; the UI and the command-line faces
-render them. Every figure that could not be read is an `Unavailable` with a reason, never 0.
+Collectors fill these; the diagnosis engine reads them (what it derives lives in diagnosis.py,
+joined to the snapshot in a moment.Moment); the UI and the command-line faces render them.
+Raw collector data only: no observation, hypothesis or stack capture is part of a Snapshot. Every figure that could not be read is an `Unavailable` with a reason, never 0.
 Sizes are bytes, times are seconds, timestamps are Unix epoch seconds.
 """
 
@@ -11,7 +12,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Optional, Union
 
-from .stacks import StackCapture
 from .unavailable import Unavailable
 from .waits import Wait, WaitSource
 
@@ -91,6 +91,7 @@ class ProcessInfo:
     swap_bytes: Int = Unavailable("not read yet")
     pss_read_at: Float = Unavailable("not read yet")  # epoch s; a time, not an age, so an idle row stays unchanged
     gpus: tuple[GpuHolding, ...] = ()
+    exit_status: Int = Unavailable("alive")  # a zombie's wait status (/proc/PID/stat field 52): exit code or signal
     exited: bool = False  # vanished during this read; the row stays so it can be explained
     error: Optional[Unavailable] = None  # whole-row problem (access denied, vanished mid-read)
 
@@ -192,8 +193,9 @@ class PortProbe:
 
     port: int
     address: str
-    result: str
+    result: str  # accepted | answered (a reply to a request) | no answer (accepts, never replies) | refused | ...
     detail: str = ""
+    origin: str = ""  # who named the port: "--port", "--port 8000 in PID 12's command line", "listening socket", ...
 
 
 @dataclass(frozen=True)
@@ -264,30 +266,6 @@ class KernelReport:
     error: Optional[Unavailable] = None
 
 
-# ---------------------------------------------------------------- diagnosis
-@dataclass(frozen=True)
-class Observation:
-    """A fact derived from the history of snapshots: what, since when, from where, figures."""
-
-    id: str  # stable kind, e.g. "all-idle", "log-silent", "rss-illusion"
-    text: str  # one line a person reads
-    source: str  # processes | memory | logs | ports | gpus | stacks | kernel | pasted
-    at: float
-    figures: dict[str, Union[float, int, str]] = field(default_factory=dict)
-    pids: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True)
-class Hypothesis:
-    id: str  # from the vocabulary: deadlock, collective-hang, oom, rss-illusion, ...
-    title: str
-    status: str  # likely | possible | unlikely | ruled out
-    score: float
-    for_: tuple[str, ...] = ()  # observation texts for it ("for" in JSON via the report face)
-    against: tuple[str, ...] = ()
-    next_check: str = ""
-
-
 # ---------------------------------------------------------------- sources
 @dataclass(frozen=True)
 class SourceStatus:
@@ -316,9 +294,6 @@ class Snapshot:
     kernel: KernelReport = field(default_factory=KernelReport)
     waits: tuple[Wait, ...] = ()  # what each blocked thread waits on (collect/waits.py)
     waits_source: WaitSource = field(default_factory=lambda: WaitSource(error=Unavailable("waits were not read")))
-    observations: tuple[Observation, ...] = ()
-    hypotheses: tuple[Hypothesis, ...] = ()
-    stacks: Optional[StackCapture] = None  # the latest capture, when one was taken
     sources: tuple[SourceStatus, ...] = ()
 
     def live_pids(self) -> tuple[int, ...]:

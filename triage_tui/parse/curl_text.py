@@ -14,6 +14,12 @@ _HTTP = re.compile(r"^<?\s*HTTP/[\d.]+ (\d{3})")
 CURL_LINE = re.compile(r"^\s*([*<>] |curl: \(\d+\))|^\s*HTTP/[\d.]+ \d{3}")
 
 
+def status_line(line: str) -> str:
+    """The status code of a curl reply line (`< HTTP/1.1 200 OK` → "200"), else ""."""
+    m = _HTTP.match(line)
+    return m.group(1) if m else ""
+
+
 def parse_curl(text: str) -> list[PortProbe]:
     probes: list[PortProbe] = []
     connected: tuple[str, int] | None = None

@@ -8,6 +8,7 @@ for each part what it was used as or why it was not.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable
@@ -352,7 +353,15 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
                     f" ({', '.join(signals)})" if signals else "")
             elif part.kind == "curl":
                 found_probes = curl_text.parse_curl(part.text)
-                probes.extend(found_probes)
+                # curl -v's reply lines (`< HTTP/1.1 200 OK`) may land in a part of their own: they answer the
+                # connection the previous curl part made, so the two read as one probe that was answered
+                status = next((ln for ln in part.text.splitlines() if curl_text.status_line(ln)), "")
+                if status and not found_probes and probes and probes[-1].detail == "connected":
+                    code = curl_text.status_line(status)
+                    probes[-1] = dataclasses.replace(probes[-1], detail=f"HTTP {code}")
+                    found_probes = [probes[-1]]
+                else:
+                    probes.extend(found_probes)
                 used_as = f"{len(found_probes)} port probe(s) (curl)" if found_probes else ""
                 note = "" if found_probes else "curl output without a connect result"
             elif part.kind in ("log", "traceback"):

@@ -12,9 +12,9 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
-from ..model.snapshot import Snapshot
+from ..model.moment import Moment
 from ..model.text_format import file_stamp
 from ..render.markdown import render_report_markdown
 from ..render.report_json import render_report_json
@@ -22,19 +22,15 @@ from .reader import read_record
 from .recorder import RecordError
 
 
-def _render_markdown(snapshots: Sequence[Snapshot], changelog: Sequence[str]) -> str:
-    return render_report_markdown(list(snapshots), list(changelog))
-
-
-def export_markdown(incident: Any, directory: os.PathLike[str] | str = ".") -> str:
-    """Write the Markdown report of `incident` (an Incident or a ReplayIncident) so far; return its path.
+def export_markdown(moments: Sequence[Moment], changelog: Sequence[str], host: str = "",
+                    directory: os.PathLike[str] | str = ".") -> str:
+    """Write the Markdown report of `moments` (a face's timeline so far) and its changelog; return its path.
 
     Raises OSError when the file cannot be written (the app says so in one line)."""
-    snapshots = list(incident.timeline)
-    text = _render_markdown(snapshots, list(incident.changelog))
-    host = getattr(getattr(incident, "host", None), "name", "") or (snapshots[-1].host if snapshots else "")
+    text = render_report_markdown(list(moments), list(changelog))
+    host = host or (moments[-1].snapshot.host if moments else "")
     safe_host = re.sub(r"[^A-Za-z0-9._-]+", "_", str(host)).strip("_") or "host"
-    stamp = file_stamp(snapshots[-1].taken_at if snapshots else time.time())
+    stamp = file_stamp(moments[-1].taken_at if moments else time.time())
     directory = Path(directory)
     path = directory / f"triage-report-{safe_host}-{stamp}.md"
     n = 2
@@ -51,7 +47,7 @@ def report_from_record(
     """`triage report --from FILE --format md|json`: the report of a recorded incident.
 
     The same report `triage report` prints live: Markdown over the whole recording, or the JSON of
-    docs/report-schema.md (the last snapshot, hypotheses by score). What the reader had to skip is
+    docs/report-schema.md (the last Moment, hypotheses in the engine's order). What the reader had to skip is
     part of the Markdown (a "Record" section) and, for JSON, goes to `warn` (default: stderr), so
     whoever reads the ticket knows the record was incomplete. Raises RecordError for a file that
     cannot be read or is not a record."""
@@ -60,10 +56,10 @@ def report_from_record(
         say = warn if warn is not None else _warn_on_stderr
         for line in recording.skipped:
             say(line)
-        if not recording.snapshots:
+        if not recording.moments:
             raise RecordError(f"{path} holds no snapshot to report on")
-        return render_report_json(recording.snapshots[-1])
-    text = _render_markdown(recording.snapshots, recording.changelog)
+        return render_report_json(recording.moments[-1])
+    text = render_report_markdown(recording.moments, recording.changelog)
     if recording.skipped:
         text = text.rstrip("\n") + "\n\n## Record\n\n" + "".join(f"- {line}\n" for line in recording.skipped)
     return text

@@ -1,4 +1,4 @@
-"""Reading a record back: full snapshots rebuilt from the deltas, in order, and what was skipped.
+"""Reading a record back: full Moments rebuilt from the deltas, in order, and what was skipped.
 
 A record is read as far as it can be. A last line cut mid-write (the refresh in flight when
 triage was killed), a line that is not JSON, a kind or a field this version does not know (a
@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..model.codec import LATEST_TIME, damage_listener, from_data
+from ..model.moment import Moment
 from ..model.snapshot import LogLine, Snapshot
 from ..model.stacks import StackCapture
 from .recorder import RECORD_SCHEMA_VERSION, RecordError
-from .snapshot_codec import SnapshotDecoder
+from .snapshot_codec import MomentDecoder
 
 KNOWN_KINDS = ("header", "snapshot", "stacks", "changes", "note")
 _NOT_SNAPSHOT = (b'"kind":"stacks"', b'"kind":"changes"', b'"kind":"note"')
@@ -32,16 +33,20 @@ _NOT_SNAPSHOT = (b'"kind":"stacks"', b'"kind":"changes"', b'"kind":"note"')
 class Recording:
     path: str
     header: dict[str, Any]
-    snapshots: list[Snapshot] = field(default_factory=list)
+    moments: list[Moment] = field(default_factory=list)
     stacks: list[StackCapture] = field(default_factory=list)  # each with its taken_at
-    changes: list[tuple[float, str]] = field(default_factory=list)  # (at, changelog line)
+    changes: list[tuple[float, str]] = field(default_factory=list)  # (at, changelog line), every moment's
     notes: list[tuple[float, str]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     capped: bool = False  # the recorder stopped at its size cap
 
     @property
+    def snapshots(self) -> list[Snapshot]:
+        return [m.snapshot for m in self.moments]
+
+    @property
     def host(self) -> str:
-        return str(self.header.get("host", "")) or (self.snapshots[0].host if self.snapshots else "")
+        return str(self.header.get("host", "")) or (self.moments[0].snapshot.host if self.moments else "")
 
     @property
     def changelog(self) -> list[str]:
@@ -51,8 +56,8 @@ class Recording:
         """Every log line seen, once each, in the order first seen: (log path, line)."""
         seen: set[tuple[str, str, float]] = set()
         out: list[tuple[str, LogLine]] = []
-        for snapshot in self.snapshots:
-            for tail in snapshot.logs:
+        for moment in self.moments:
+            for tail in moment.snapshot.logs:
                 for line in tail.lines:
                     key = (tail.path, line.text, line.seen_at)
                     if key not in seen:
@@ -106,7 +111,7 @@ def read_record(path: os.PathLike[str] | str) -> Recording:
             f"written by a newer triage (record schema {newer}, this one reads {RECORD_SCHEMA_VERSION}): "
             "replaying what this version understands")
     line_no = first
-    decoder = SnapshotDecoder(unknown=lambda what: skips.add(f"unknown field {what} ignored", line_no))
+    decoder = MomentDecoder(unknown=lambda what: skips.add(f"unknown field {what} ignored", line_no))
     broken_since: Optional[int] = None  # a snapshot could not be rebuilt: deltas wait for a keyframe
     def damaged(what: str) -> None:  # a field the codec left out (see model.codec): counted here
         skips.add(f"damaged value left out ({what.split(':')[0]})", line_no)
@@ -134,18 +139,24 @@ def read_record(path: os.PathLike[str] | str) -> Recording:
                     if broken_since is not None and "full" not in record:
                         skips.add("snapshot delta skipped: an earlier snapshot could not be rebuilt", line_no)
                         continue
-                    recording.snapshots.append(decoder.decode(record))
+                    moment = decoder.decode(record)
+                    recording.moments.append(moment)
+                    recording.changes.extend((moment.snapshot.taken_at, line) for line in moment.diagnosis.changes)
                     broken_since = None
                 elif kind == "stacks":
                     capture = from_data(StackCapture, record["capture"])
                     decoder.captures[capture.taken_at] = capture
                     recording.stacks.append(capture)
-                elif kind == "changes":
+                elif kind == "changes":  # schema 1: a moment's changelog lines came after it
                     at = _time(record.get("at"))
                     lines = record.get("lines", [])
                     if not isinstance(lines, list):
                         raise TypeError("lines is not a list")
-                    recording.changes.extend((at, text) for text in lines if isinstance(text, str))
+                    lines = [text for text in lines if isinstance(text, str)]
+                    recording.changes.extend((at, line) for line in lines)
+                    decoder.add_changes(at, lines)
+                    if recording.moments and decoder.prev is not None and recording.moments[-1].snapshot.taken_at == at:
+                        recording.moments[-1] = decoder.prev
                 elif kind == "note":
                     recording.notes.append((_time(record.get("at")), str(record.get("text", ""))))
                     if record.get("capped"):

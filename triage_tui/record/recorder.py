@@ -4,8 +4,10 @@ One line per record, so a crash or a killed terminal loses at most the line bein
 whose name ends in .gz (the default) is gzip: each line is compressed and sync-flushed, so what is
 on disk is always readable up to the last whole line (one 494 KB record is 34 KB gzipped). The
 default directory keeps the newest records only (`RETENTION_TEXT`), pruned when a new one starts.
-The first line is a header; then "snapshot" (keyframe or delta, see snapshot_codec), "stacks",
-"changes" and "note" records, each with the time it is about ("at"). A cap on the file's size
+The first line is a header; then one "snapshot" record per Moment (the snapshot, the engine's
+diagnosis of it and its changelog lines, the stacks then: keyframe or delta, see snapshot_codec),
+"stacks" and "note" records, each with the time it is about ("at"). Records of schema 1 also had
+"changes" records; the reader still reads them. A cap on the file's size
 protects the disk: when the next record would pass it, a last "note" says so and recording stops.
 Recording never takes the app down: a write that fails stops the recording and says why.
 """
@@ -26,14 +28,14 @@ from typing import Any, Optional
 
 from .. import __version__
 from ..model.codec import to_data
+from ..model.moment import Moment
 from ..model.snapshot import SCHEMA_VERSION as SNAPSHOT_SCHEMA_VERSION
-from ..model.snapshot import Snapshot
 from ..model.stacks import StackCapture
 from ..model.text_format import file_stamp
 from ..model.text_format import size as size_text  # `size` is a local name in write()
-from .snapshot_codec import SnapshotEncoder
+from .snapshot_codec import MomentEncoder
 
-RECORD_SCHEMA_VERSION = 1
+RECORD_SCHEMA_VERSION = 2  # 2: the diagnosis apart from the snapshot (Moments)
 DEFAULT_CAP_BYTES = 256 * 1024 * 1024
 _NOTE_RESERVE = 1024  # room kept under the cap for the final note
 KEEP_RECORDS = 20  # in the default directory: the newest 20 records ...
@@ -139,7 +141,7 @@ class Recorder:
         self.capped = False  # the cap was reached: nothing more is written
         self.failed: Optional[str] = None  # a write failed: why (nothing more is written)
         self.records = 0
-        self._encoder = SnapshotEncoder(keyframe_every=keyframe_every)
+        self._encoder = MomentEncoder(keyframe_every=keyframe_every)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # 0600: a record holds command lines and log lines, which may hold secrets
@@ -181,18 +183,14 @@ class Recorder:
         return f"recording to {self.path}"
 
     # ------------------------------------------------------------ the Recorder protocol
-    def write_snapshot(self, snapshot: Snapshot) -> None:
+    def write_moment(self, moment: Moment) -> None:
         if self.active:
-            self._write(self._encoder.encode(snapshot), at=snapshot.taken_at)
+            self._write(self._encoder.encode(moment), at=moment.snapshot.taken_at)
 
     def write_stacks(self, capture: StackCapture) -> None:
         if self.active and self._write({"kind": "stacks", "at": capture.taken_at, "capture": to_data(capture)},
                                        at=capture.taken_at):
             self._encoder.captures_written[capture.taken_at] = capture
-
-    def write_changes(self, at: float, changes: Sequence[str]) -> None:
-        if self.active and changes:
-            self._write({"kind": "changes", "at": at, "lines": list(changes)}, at=at)
 
     def write_note(self, at: float, text: str) -> None:
         if self.active:
@@ -214,7 +212,7 @@ class Recorder:
             line = json.dumps(record, separators=(",", ":")) + "\n"
         except TypeError as exc:  # a value JSON cannot hold (a collector bug): say so, keep the chain sound
             if record.get("kind") == "snapshot":
-                self._encoder.reset()  # the next snapshot is written whole: no delta against a lost one
+                self._encoder.reset()  # the next moment is written whole: no delta against a lost one
             line = json.dumps({"kind": "note", "at": at, "text": f"a {record.get('kind')} record was not "
                                f"written: {exc}"}, separators=(",", ":")) + "\n"
         size = len(line.encode("utf-8"))  # compressed, it takes no more than this (an upper bound)

@@ -1,10 +1,11 @@
-"""One snapshot record: a keyframe (the whole snapshot) or a delta against the previous one.
+"""One moment record: a keyframe (the whole Moment) or a delta against the previous one.
 
-Record shapes (JSON, one line each, beside "kind": "snapshot" and "at"):
-  keyframe: {"full": <to_data(snapshot) without logs and stacks>, "logs": [...], "stacks..."}
-  delta:    {"set": <diff of the plain top-level fields>, "seq": {...}?, "logs": [...]?, "stacks..."?}
-  seq: for each keyed list that changed (processes by pid; exited by pid; observations, hypotheses
-    by id; sources by name), its entries in order, one per item or run of items:
+Record shapes (JSON, one line each, beside "kind": "snapshot" and "at"), record schema 2:
+  keyframe: {"full": <to_data(snapshot) without logs>, "logs": [...], "diagnosis": {"full": {...}}, "stacks..."}
+  delta:    {"set": <diff of the plain top-level fields>, "seq": {...}?, "logs": [...]?,
+             "diagnosis": {"set": {...}?, "seq": {...}?}?, "stacks..."?}
+  seq: for each keyed list that changed (processes by pid; exited by pid; sources by name; in
+    "diagnosis": observations, hypotheses by id), its entries in order, one per item or run of items:
       K                          unchanged: the item with key K in the previous snapshot
       [K, n]                     n unchanged items: the previous snapshot's, from K's on, in its order
       {"key": K, "set": {...}}   that item with these fields changed
@@ -13,10 +14,13 @@ Record shapes (JSON, one line each, beside "kind": "snapshot" and "at"):
     {"path", "source"}                                             unchanged
     {"path", "source", "drop": n, "append": [lines], "set": {...}}  n oldest lines gone, these new ones
     {"tail": {...}}                                                 a new log (or a rotated one), in full
-  stacks: "stacks_at": <taken_at of a capture written as its own "stacks" record>, or "stacks": <full>,
-    or "stacks_at": null (none); omitted when unchanged.
+  stacks (the Moment's latest capture): "stacks_at": <taken_at of a capture written as its own
+    "stacks" record>, or "stacks": <full>, or "stacks_at": null (none); omitted when unchanged.
 Log lines are thus written once each, when first seen, however long they stay in the tail; an
 unchanged process row costs nothing (a run of them, a few bytes).
+
+Record schema 1 (older records, still read): no "diagnosis"; the observations and hypotheses were
+fields of the snapshot ("full" and "seq"), and its changelog lines only in "changes" records.
 """
 
 from __future__ import annotations
@@ -27,29 +31,27 @@ from operator import attrgetter
 from typing import Any, Optional
 
 from ..model.codec import from_data, to_data
-from ..model.snapshot import (
-    ExitedProcess,
-    Hypothesis,
-    LogLine,
-    LogTail,
-    Observation,
-    ProcessInfo,
-    Snapshot,
-    SourceStatus,
-)
+from ..model.diagnosis import Diagnosis, Hypothesis, Observation
+from ..model.moment import Moment
+from ..model.snapshot import ExitedProcess, LogLine, LogTail, ProcessInfo, Snapshot, SourceStatus
 from ..model.stacks import StackCapture
 from .delta import apply, diff, unknown_keys, values_getter
 
-# keyed lists: written item by item against the previous snapshot's
-_KEYED: dict[str, tuple[type, Callable[[Any], Any]]] = {
+Keyed = dict[str, tuple[type, Callable[[Any], Any]]]
+
+# keyed lists: written item by item against the previous moment's
+_KEYED: Keyed = {
     "processes": (ProcessInfo, attrgetter("pid")),
     "exited": (ExitedProcess, attrgetter("pid")),
-    "observations": (Observation, attrgetter("id")),
-    "hypotheses": (Hypothesis, attrgetter("id")),
     "sources": (SourceStatus, attrgetter("name")),
 }
-_APART = ("logs", "stacks")
-_NOT_IN_SET = tuple(_KEYED) + _APART
+_DIAGNOSIS_KEYED: Keyed = {
+    "observations": (Observation, attrgetter("id")),
+    "hypotheses": (Hypothesis, attrgetter("id")),
+}
+_NOT_IN_SET = (*_KEYED, "logs")
+# schema 1 kept these inside the snapshot: read into the Moment's diagnosis and stacks
+_LEGACY = ("observations", "hypotheses", "stacks")
 
 
 def _log_key(tail: LogTail) -> tuple[str, str]:
@@ -101,49 +103,71 @@ def encode_sequence(old: Sequence[Any], new: Sequence[Any], cls: type, key: Call
     return [entry[0] if isinstance(entry, list) and entry[1] == 1 else entry for entry in out]
 
 
-class SnapshotEncoder:
-    """Turns each refresh's snapshot into one record dict, remembering the previous one."""
+def _sequences(old: Any, new: Any, keyed: Keyed) -> dict[str, list[Any]]:
+    """The "seq" entries of every keyed list of `new` that changed against `old`.
+    Raises ValueError when keys repeat (the caller writes the moment whole)."""
+    out: dict[str, list[Any]] = {}
+    for name, (cls, key) in keyed.items():
+        entries = encode_sequence(getattr(old, name), getattr(new, name), cls, key)
+        if entries is not None:
+            out[name] = entries
+    return out
+
+
+class MomentEncoder:
+    """Turns each refresh's Moment into one record dict, remembering the previous one."""
 
     def __init__(self, keyframe_every: int = 1000) -> None:
         self.keyframe_every = keyframe_every
-        self._prev: Optional[Snapshot] = None
+        self._prev: Optional[Moment] = None
         self._since_keyframe = 0
         self.captures_written: dict[float, StackCapture] = {}
 
     def reset(self) -> None:
-        """Write the next snapshot whole (the previous one did not reach the file)."""
+        """Write the next moment whole (the previous one did not reach the file)."""
         self._prev = None
 
-    def encode(self, snapshot: Snapshot) -> dict[str, Any]:
+    def encode(self, moment: Moment) -> dict[str, Any]:
         prev = self._prev
+        snapshot, diagnosis = moment.snapshot, moment.diagnosis
         record: dict[str, Any] = {"kind": "snapshot", "at": snapshot.taken_at}
         sequences: dict[str, list[Any]] = {}
+        diagnosis_sequences: dict[str, list[Any]] = {}
         keyframe = prev is None or self._since_keyframe >= self.keyframe_every
         if not keyframe:
             assert prev is not None
             try:
-                for name, (cls, key) in _KEYED.items():
-                    entries = encode_sequence(getattr(prev, name), getattr(snapshot, name), cls, key)
-                    if entries is not None:
-                        sequences[name] = entries
-            except ValueError:  # repeated keys: items cannot be told apart, write the snapshot whole
+                sequences = _sequences(prev.snapshot, snapshot, _KEYED)
+                diagnosis_sequences = _sequences(prev.diagnosis, diagnosis, _DIAGNOSIS_KEYED)
+            except ValueError:  # repeated keys: items cannot be told apart, write the moment whole
                 keyframe = True
         if keyframe:
-            record["full"] = to_data(dataclasses.replace(snapshot, logs=(), stacks=None))
-            del record["full"]["logs"], record["full"]["stacks"]
+            record["full"] = to_data(dataclasses.replace(snapshot, logs=()))
+            del record["full"]["logs"]
             record["logs"] = [{"tail": to_data(t)} for t in snapshot.logs]
-            self._encode_stacks(record, snapshot.stacks, None, force=True)
+            record["diagnosis"] = {"full": to_data(diagnosis)}
+            self._encode_stacks(record, moment.stacks, None, force=True)
             self._since_keyframe = 0
         else:
             assert prev is not None
-            record["set"] = diff(prev, snapshot, skip=_NOT_IN_SET)
+            record["set"] = diff(prev.snapshot, snapshot, skip=_NOT_IN_SET)
             if sequences:
                 record["seq"] = sequences
-            if snapshot.logs != prev.logs:
-                record["logs"] = self._encode_logs(prev.logs, snapshot.logs)
-            self._encode_stacks(record, snapshot.stacks, prev.stacks, force=False)
+            if snapshot.logs != prev.snapshot.logs:
+                record["logs"] = self._encode_logs(prev.snapshot.logs, snapshot.logs)
+            part: dict[str, Any] = {}
+            changed = diff(prev.diagnosis, diagnosis, skip=(*_DIAGNOSIS_KEYED, "changes"))
+            if changed:
+                part["set"] = changed
+            if diagnosis_sequences:
+                part["seq"] = diagnosis_sequences
+            if diagnosis.changes:  # this moment's own lines: never "as before"
+                part["changes"] = list(diagnosis.changes)
+            if part:
+                record["diagnosis"] = part
+            self._encode_stacks(record, moment.stacks, prev.stacks, force=False)
             self._since_keyframe += 1
-        self._prev = snapshot
+        self._prev = moment
         return record
 
     def _encode_logs(self, old_tails: tuple[LogTail, ...], tails: tuple[LogTail, ...]) -> list[Any]:
@@ -179,53 +203,106 @@ class SnapshotEncoder:
             record["stacks"] = to_data(stacks)
 
 
-class SnapshotDecoder:
-    """Rebuilds full snapshots from the records of SnapshotEncoder, in order."""
+class MomentDecoder:
+    """Rebuilds full Moments from the records of MomentEncoder (and of schema 1), in order."""
 
     def __init__(self, unknown: Callable[[str], None]) -> None:
         self.unknown = unknown
-        self.prev: Optional[Snapshot] = None
+        self.prev: Optional[Moment] = None
         self.captures: dict[float, StackCapture] = {}
 
     def reset(self) -> None:
-        """Forget the previous snapshot: deltas cannot be applied until the next keyframe."""
+        """Forget the previous moment: deltas cannot be applied until the next keyframe."""
         self.prev = None
 
-    def decode(self, record: dict[str, Any]) -> Snapshot:
-        """The full snapshot of `record`. Raises ValueError (or KeyError/TypeError) when it cannot be rebuilt."""
+    def decode(self, record: dict[str, Any]) -> Moment:
+        """The full Moment of `record`. Raises ValueError (or KeyError/TypeError) when it cannot be rebuilt."""
         changes: dict[str, Any] = {}
+        diagnosis: Diagnosis
+        stacks: Optional[StackCapture]
+        part = record.get("diagnosis")
+        if part is not None and not isinstance(part, dict):
+            raise ValueError("diagnosis is not an object")
         if "full" in record:
             full = record["full"]
             if not isinstance(full, dict):
                 raise ValueError("keyframe is not an object")
+            legacy = {name: full.pop(name) for name in _LEGACY if name in full}
             self._report_unknown(Snapshot, full)
             for name, (cls, _) in _KEYED.items():
                 for item in full.get(name) or ():
                     self._report_unknown(cls, item)
             base: Snapshot = from_data(Snapshot, full)
-            changes.update(logs=(), stacks=None)
+            changes.update(logs=())
+            diagnosis, stacks = self._full_diagnosis(part, legacy), None
+            if legacy.get("stacks") is not None:
+                stacks = from_data(StackCapture, legacy["stacks"])
         elif self.prev is None:
             raise ValueError("a delta with no full snapshot before it")
         else:
-            base = apply(self.prev, record.get("set", {}), self.unknown)
+            prev = self.prev
+            base = apply(prev.snapshot, record.get("set", {}), self.unknown)
+            stacks = prev.stacks
+            diagnosis = dataclasses.replace(prev.diagnosis, changes=()) if prev.diagnosis.changes else prev.diagnosis
+            legacy_seq: dict[str, Any] = {}
             for name, entries in (record.get("seq") or {}).items():
                 if name in _KEYED:
                     cls, key = _KEYED[name]
-                    changes[name] = self._decode_sequence(entries, getattr(self.prev, name), cls, key)
+                    changes[name] = self._decode_sequence(entries, getattr(prev.snapshot, name), cls, key)
+                elif name in _DIAGNOSIS_KEYED:  # schema 1: the diagnosis's lists were the snapshot's
+                    legacy_seq[name] = entries
                 else:
                     self.unknown(f"Snapshot.{name}")
+            if legacy_seq:
+                diagnosis = self._apply_diagnosis(diagnosis, {"seq": legacy_seq})
+            if part is not None:
+                diagnosis = self._apply_diagnosis(diagnosis, part)
         if "logs" in record:
-            changes["logs"] = self._decode_logs(record["logs"], self.prev.logs if self.prev else ())
+            changes["logs"] = self._decode_logs(record["logs"], self.prev.snapshot.logs if self.prev else ())
         if "stacks" in record:
-            changes["stacks"] = from_data(StackCapture, record["stacks"]) if record["stacks"] is not None else None
+            stacks = from_data(StackCapture, record["stacks"]) if record["stacks"] is not None else None
         elif "stacks_at" in record:
             at = record["stacks_at"]
             if at is not None and at not in self.captures:
                 raise ValueError(f"refers to a stack capture taken at {at} that is not in the record")
-            changes["stacks"] = self.captures[at] if at is not None else None
+            stacks = self.captures[at] if at is not None else None
         snapshot = dataclasses.replace(base, **changes) if changes else base
-        self.prev = snapshot
-        return snapshot
+        moment = Moment(snapshot, diagnosis, stacks)
+        self.prev = moment
+        return moment
+
+    def add_changes(self, at: float, lines: Sequence[str]) -> None:
+        """Schema 1 wrote a moment's changelog lines in a "changes" record after it: join them to it."""
+        prev = self.prev
+        if prev is not None and prev.snapshot.taken_at == at:
+            joined = dataclasses.replace(prev.diagnosis, changes=prev.diagnosis.changes + tuple(lines))
+            self.prev = dataclasses.replace(prev, diagnosis=joined)
+
+    def _full_diagnosis(self, part: Optional[dict[str, Any]], legacy: dict[str, Any]) -> Diagnosis:
+        if part is not None:
+            full = part.get("full")
+            if not isinstance(full, dict):
+                raise ValueError("a keyframe's diagnosis is not whole")
+        else:  # schema 1: observations and hypotheses in the snapshot, no idle figures
+            full = {name: legacy.get(name) or [] for name in _DIAGNOSIS_KEYED}
+        self._report_unknown(Diagnosis, full)
+        for name, (cls, _) in _DIAGNOSIS_KEYED.items():
+            for item in full.get(name) or ():
+                self._report_unknown(cls, item)
+        return from_data(Diagnosis, full)
+
+    def _apply_diagnosis(self, old: Diagnosis, part: dict[str, Any]) -> Diagnosis:
+        changed = apply(old, part.get("set", {}), self.unknown)
+        lists: dict[str, Any] = {}
+        for name, entries in (part.get("seq") or {}).items():
+            if name not in _DIAGNOSIS_KEYED:
+                self.unknown(f"Diagnosis.{name}")
+                continue
+            cls, key = _DIAGNOSIS_KEYED[name]
+            lists[name] = self._decode_sequence(entries, getattr(old, name), cls, key)
+        if "changes" in part:
+            lists["changes"] = tuple(str(line) for line in part["changes"])
+        return dataclasses.replace(changed, **lists) if lists else changed
 
     def _report_unknown(self, cls: type, data: Any) -> None:
         if isinstance(data, dict):

@@ -5,14 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..model.snapshot import Hypothesis, Observation
+from ..model.diagnosis import Hypothesis, Observation
 from .plain_text import md_code, md_inline
 
 
 def hypothesis_data(h: Hypothesis) -> dict[str, Any]:
-    """The report schema's shape: id, title, status, score, for, against, next_check."""
+    """The report schema's shape: id, title, status, score, for, against, next_check, and the evidence
+    rows the score is the clipped sum of."""
     return {"id": h.id, "title": h.title, "status": h.status, "score": h.score, "for": list(h.for_),
-            "against": list(h.against), "next_check": h.next_check}
+            "against": list(h.against), "next_check": h.next_check, "kind": h.kind,
+            "evidence": [{"observation": e.observation, "weight": e.weight, "text": e.text} for e in h.evidence],
+            "cap": h.cap, "cap_reason": h.cap_reason}
 
 
 def hypotheses_markdown(hypotheses: Sequence[Hypothesis], show_unlikely: bool = False) -> list[str]:

@@ -7,7 +7,9 @@ import json
 from typing import Any
 
 from ..model.codec import to_data
+from ..model.diagnosis import Diagnosis
 from ..model.job import JobHypothesis, JobMoment, JobStackGroup, NodeEvidence, NodeSummary
+from ..model.moment import Moment
 from .report_json import render_report_json
 
 JOB_SCHEMA_VERSION = 1
@@ -16,9 +18,8 @@ JOB_SCHEMA_VERSION = 1
 def _node_item(summary: NodeSummary, evidence: NodeEvidence) -> dict[str, Any]:
     item: dict[str, Any] = {}
     if evidence.snapshot is not None:
-        item = json.loads(render_report_json(evidence.snapshot))
-        if evidence.stacks is not None:
-            item["stacks"] = to_data(evidence.stacks)
+        moment = Moment(evidence.snapshot, Diagnosis(hypotheses=evidence.hypotheses), evidence.stacks)
+        item = json.loads(render_report_json(moment))
     item.update({
         "node": summary.node,
         "reachable": summary.reachable,

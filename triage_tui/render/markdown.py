@@ -1,7 +1,9 @@
 """The incident as Markdown, readable pasted into a ticket: what was seen, what it means, what to check next.
 
 Pure text over the model (no rich, no I/O): `triage report` prints it, the app's export and
-`report --from` reuse it. The last snapshot gives the state; the first gives the time span.
+`report --from` reuse it. The last Moment gives the state (its snapshot, the engine's diagnosis,
+the stacks); the first gives the time span. Hypotheses are listed in the engine's order, never
+re-sorted here, so rank numbers agree with the app and the JSON.
 
 Ticket-ready: a summary first (the verdict, its three strongest pieces of evidence, the next check,
 the odd rank's stack), then the details. Hypotheses unlikely with nothing for them and ruled-out
@@ -13,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Optional
 
+from ..model.diagnosis import Diagnosis, Hypothesis
+from ..model.moment import Moment
 from ..model.snapshot import (
     CgroupMemory,
     GpuReport,
-    Hypothesis,
     KernelReport,
     LogTail,
     PortReport,
@@ -30,15 +33,14 @@ from ..model.text_format import clock as _clock
 from ..model.text_format import stamp as _stamp
 from ..model.unavailable import is_known, known_or
 from .figures import duration, number, ratio, size, unavailable_text
-from .plain_text import code_block, md_code, md_inline, terminal_text, visible
-from .verdict import dedupe_evidence, engine_order, is_quiet, shell_words, strongest_evidence, verdict, verdict_text
+from .plain_text import code_block, md_code, md_inline, terminal_text
+from .verdict import dedupe_evidence, is_quiet, shell_words, strongest_evidence, verdict, verdict_text
 from .waits_text import wait_lines
 
 LOG_LINES = 15  # last lines of each log in the report
 TABLE_ROWS = 30  # a longer table ends in "N more" (a ticket is read, not searched)
 STACK_FRAMES = 12  # frames of the odd rank's stack in the summary
 RSS_ILLUSION_RATIO = 1.5  # RSS sum above this many times the PSS sum: say that RSS overstates memory
-STATUS_ORDER = {"likely": 0, "possible": 1, "unlikely": 2, "ruled out": 3}
 
 
 def _cell(text: object) -> str:
@@ -62,11 +64,12 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]], cap: int = 0
 
 
 # ---------------------------------------------------------------- the summary
-def _summary(snapshots: Sequence[Snapshot]) -> list[str]:
+def _summary(moments: Sequence[Moment]) -> list[str]:
     """The verdict, its three strongest pieces of evidence, the next check, the odd rank's stack."""
-    first, last = snapshots[0], snapshots[-1]
-    hypotheses = engine_order(last.hypotheses)
-    v = verdict(hypotheses, len(snapshots), last.taken_at - first.taken_at, last.stacks is not None)
+    first, last = moments[0].snapshot, moments[-1].snapshot
+    hypotheses = list(moments[-1].diagnosis.hypotheses)  # the engine's order
+    capture = moments[-1].stacks
+    v = verdict(hypotheses, len(moments), last.taken_at - first.taken_at, capture is not None)
     top = next((h for h in hypotheses if h.id == v.hypothesis_id), None) if v.reached else None
     said = f"{v.status}: {v.title} (`{v.hypothesis_id}`, score {top.score:.2f})" if top is not None else verdict_text(v)
     lines = ["## Summary", "", f"**Verdict:** {md_inline(said)}"]
@@ -76,17 +79,15 @@ def _summary(snapshots: Sequence[Snapshot]) -> list[str]:
             lines += ["", "**Strongest evidence:**", ""] + [f"{i}. {md_inline(text)}" for i, text in enumerate(evidence, 1)]
         if top.next_check:
             lines += ["", f"**Next check:** {md_inline(shell_words(top.next_check))}"]
-    capture = last.stacks
     odd = _odd_group(capture)
     if capture is not None and odd is not None:
         frames = list(reversed(odd.frames))[:STACK_FRAMES]  # outermost first, as a traceback reads
         more = len(odd.frames) - len(frames)
         lines += ["", f"**The odd rank's stack** (PID {', '.join(map(str, odd.pids))}, departs at "
-                  f"{md_code(odd.departs_at or '?')}; captured {_clock(capture.taken_at)}):", "", "```"]
-        lines += [visible(f"{f.function} ({f.file}:{f.line})" if f.file else f.function) for f in frames]
-        if more > 0:
-            lines.append(f"… {more} more frames")
-        lines.append("```")
+                  f"{md_code(odd.departs_at or '?')}; captured {_clock(capture.taken_at)}):", ""]
+        # a fence no frame name can close (a function named ``` is the target's to choose)
+        body = [f"{f.function} ({f.file}:{f.line})" if f.file else f.function for f in frames]
+        lines += code_block(body + ([f"… {more} more frames"] if more > 0 else []))
     return lines
 
 
@@ -297,16 +298,11 @@ def _waits(snap: Snapshot) -> list[str]:
     return lines
 
 
-def _observations(snap: Snapshot) -> list[str]:
+def _observations(diagnosis: Diagnosis) -> list[str]:
     lines = ["## Observations", ""]
-    if not snap.observations:
+    if not diagnosis.observations:
         return lines + ["None derived (the diagnosis engine found no fact to report)."]
-    return lines + [f"- {_clock(o.at)} {md_inline(f'[{o.source}] {o.text}')}" for o in snap.observations]
-
-
-def sorted_hypotheses(hypotheses: Sequence[Hypothesis]) -> list[Hypothesis]:
-    """Highest score first; on a tie, likely before ruled out."""
-    return sorted(hypotheses, key=lambda h: (-h.score, STATUS_ORDER.get(h.status, 9), h.id))
+    return lines + [f"- {_clock(o.at)} {md_inline(f'[{o.source}] {o.text}')}" for o in diagnosis.observations]
 
 
 def _quiet(h: Hypothesis) -> bool:
@@ -314,11 +310,11 @@ def _quiet(h: Hypothesis) -> bool:
     return is_quiet(h)
 
 
-def _hypotheses(snap: Snapshot) -> list[str]:
+def _hypotheses(diagnosis: Diagnosis) -> list[str]:
     lines = ["## Hypotheses", ""]
-    if not snap.hypotheses:
+    if not diagnosis.hypotheses:
         return lines + ["None ranked yet."]
-    ordered = engine_order(snap.hypotheses)
+    ordered = list(diagnosis.hypotheses)  # the engine's order: never re-sorted
     for i, h in enumerate([h for h in ordered if not _quiet(h)], 1):
         kind = " (a finding)" if getattr(h, "kind", "cause") == "finding" else ""
         lines.append(f"### {i}. {md_inline(h.title)} ({md_code(h.id)}): {h.status}, score {h.score:.2f}{kind}")
@@ -344,7 +340,8 @@ def _timeline(changelog: Sequence[str]) -> list[str]:
 
 
 def _stacks(capture: StackCapture) -> list[str]:
-    lines = ["## Stacks", "", f"Captured at {_clock(capture.taken_at)} from {len(capture.pids)} processes."]
+    lines = ["## Stacks", "", f"Captured at {_clock(capture.taken_at)} from {len(capture.pids)} processes "
+             "(py-spy paused each process for a moment to read it; `--no-stacks` takes none)."]
     lines += [f"- note: {md_inline(n)}" for n in capture.notes]
     failed = [p for p in capture.processes if p.error is not None]
     lines += [f"- PID {p.pid}: {_un(p.error)}" for p in failed if p.error is not None]
@@ -362,21 +359,23 @@ def _stacks(capture: StackCapture) -> list[str]:
 
 
 # ---------------------------------------------------------------- the report
-def render_report_markdown(snapshots: Sequence[Snapshot], changelog: Sequence[str] = ()) -> str:
-    """The whole report for a timeline of snapshots (oldest first) and the engine's changelog."""
-    if not snapshots:
+def render_report_markdown(moments: Sequence[Moment], changelog: Sequence[str] = ()) -> str:
+    """The whole report for a timeline of Moments (oldest first) and the engine's changelog."""
+    if not moments:
         return "# triage report\n\nNo snapshot was taken.\n"
-    first, last = snapshots[0], snapshots[-1]
+    first, last = moments[0].snapshot, moments[-1].snapshot
+    diagnosis = moments[-1].diagnosis
     title, details = _header(first, last)[:1], _header(first, last)[2:]
     sections = [
-        title + [""] + _summary(snapshots), ["## Details", ""] + details, _hypotheses(last), _processes(last), _memory(last), _ports(last.ports), _logs(last.logs),
-        _gpus(last.gpus), _kernel(last.kernel), _waits(last), _observations(last), _timeline(changelog),
+        title + [""] + _summary(moments), ["## Details", ""] + details, _hypotheses(diagnosis), _processes(last),
+        _memory(last), _ports(last.ports), _logs(last.logs), _gpus(last.gpus), _kernel(last.kernel), _waits(last),
+        _observations(diagnosis), _timeline(changelog),
     ]
-    if last.stacks is not None:
-        sections.append(_stacks(last.stacks))
+    stacks = moments[-1].stacks
+    if stacks is not None:
+        sections.append(_stacks(stacks))
     troubled = [s for s in last.sources if s.status != "ok"]
     if troubled:
         sections.append(["## Sources", ""] + [md_inline(f"- {s.name}: {s.status} {s.detail}".rstrip()) for s in troubled])
     # the last guard of this face: every field above is made visible, a section written since may not be
     return terminal_text("\n\n".join("\n".join(section) for section in sections) + "\n")
-

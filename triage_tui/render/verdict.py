@@ -2,7 +2,7 @@
 header, the first lines of the Markdown report).
 
 Pure: it reads hypotheses in the engine's order (causes before findings, by score) and never sorts
-them again. A next check is written as shell words; the app's key that does it is kept apart
+them (the engine is the only sorter). A next check is written as shell words; the app's key that does it is kept apart
 (`key`), so a ticket never reads "S on it" and the app can still say "press S".
 """
 
@@ -68,12 +68,6 @@ class Verdict:
         return bool(self.status)
 
 
-def engine_order(hypotheses: Sequence[Any]) -> list[Any]:
-    """Causes before findings, each by score, ties in the given order: the engine's own order, so on
-    hypotheses the engine already ordered this changes nothing (it only guards older records)."""
-    return sorted(hypotheses, key=lambda h: (getattr(h, "kind", "cause") != "cause", -h.score))
-
-
 def is_quiet(h: Any) -> bool:
     """Noise on a first look: ruled out, or unlikely with nothing standing for it (no evidence for it, or
     what is for it outweighed to a score of 0). Every face folds these into one short list."""
@@ -121,7 +115,7 @@ def verdict(
     idle_after_s: float = 10.0,
 ) -> Verdict:
     """The top cause when it is likely or possible; else what is missing for a verdict."""
-    top: Optional[Any] = next(iter(causes(engine_order(hypotheses))), None)
+    top: Optional[Any] = next(iter(causes(hypotheses)), None)  # the engine's order: it is the only sorter
     if top is not None and top.status in VERDICT_STATUSES:
         evidence = strongest_evidence(top, 1)
         return Verdict(top.status, top.title, top.id, few_words(evidence[0]) if evidence else "",

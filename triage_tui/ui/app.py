@@ -1,7 +1,9 @@
-"""The interactive app: six panes over an Incident, refreshed by thread workers.
+"""The interactive app: six panes over an IncidentView (live or replayed), refreshed by thread workers.
 
-The UI thread never calls the host: `Incident.tick`, `capture_stacks`, the smaps read and the
-report export run in thread workers, which post messages back. Each blocking call runs in a
+The UI thread never calls the host: `tick`, `capture_stacks`, the mappings read and the report
+export run in thread workers, which post messages back. The app keeps its own timeline, an
+immutable tuple of the Moments those messages brought, so what it shows never depends on a
+list another thread trims. Each blocking call runs in a
 daemon thread the worker waits on while checking for cancellation, so quitting never waits
 for a slow source (the host's own hard timeouts end that thread later).
 """
@@ -22,15 +24,15 @@ from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ..collect.smaps_files import FileMapping, mappings_by_file
-from ..incident import HostOutage, Incident
-from ..model.snapshot import Snapshot
+from ..incident import HostOutage, IncidentView, wants_auto_stacks
+from ..model.mappings import FileMapping
+from ..model.moment import Moment
 from ..model.unavailable import Unavailable
 from ..render.plain_text import visible
 from .export import ExportError, export_report_somewhere
 from .header import render_banner, render_header
 from .key_hints import KeyHints
-from .messages import MappingsReady, ReportExported, SnapshotReady, StacksFailed, StacksReady, TickFailed
+from .messages import MappingsReady, MomentReady, ReportExported, StacksFailed, StacksReady, TickFailed
 from .panes import Pane, View, update_static
 from .panes.gpus import GpusPane
 from .panes.hypotheses import HypothesesPane
@@ -38,13 +40,12 @@ from .panes.log import LogPane
 from .panes.memory import MemoryPane
 from .panes.processes import ProcessesPane
 from .panes.stacks import StacksPane
-from .process_rows import IdleTracker
 from .screens import HelpScreen, MappingsScreen
 from .verdict_line import render_verdict_line, stacks_summary, verdict_of
 from .workers import Cancelled, call_cancellable
 
-HISTORY = 12  # snapshots kept for sparklines
-IDLE_WINDOW = 300  # snapshots replayed to compute idle times when looking back
+HISTORY = 12  # moments kept for sparklines
+MAX_TIMELINE = 2000  # moments the app keeps to look back through (as many as an Incident keeps)
 PANE_IDS = ("processes", "gpus", "memory", "log", "stacks", "hypotheses")
 
 
@@ -76,7 +77,7 @@ class TriageApp(App[None]):
 
     def __init__(
         self,
-        incident: Any,
+        incident: IncidentView,
         interval: float = 2.0,
         theme: str = "dark",
         live: bool = True,
@@ -97,7 +98,8 @@ class TriageApp(App[None]):
         self.collecting_since: Optional[float] = None
         self.last_error = ""
         self.view_at: Optional[float] = None  # taken_at of the snapshot shown while looking back
-        self.idle = IdleTracker.over(list(incident.timeline)[-IDLE_WINDOW:])
+        self.timeline: tuple[Moment, ...] = tuple(incident.timeline)[-MAX_TIMELINE:]
+        self.changelog: tuple[str, ...] = tuple(incident.changelog)
         self.zoomed: Optional[str] = None
         self._narrow_rows: Optional[str] = None  # the narrow grid's row heights as last set
         self._last_jump: Optional[tuple[Optional[float], Optional[float], int]] = None  # (from, to, seconds)
@@ -140,8 +142,12 @@ class TriageApp(App[None]):
         return node
 
     # ------------------------------------------------------------ what is shown
-    def shown_snapshot(self) -> Optional[Snapshot]:
-        timeline = self.incident.timeline
+    @property
+    def latest(self) -> Optional[Moment]:
+        return self.timeline[-1] if self.timeline else None
+
+    def shown_moment(self) -> Optional[Moment]:
+        timeline = self.timeline
         if not timeline:
             return None
         if self.view_at is None:
@@ -149,38 +155,36 @@ class TriageApp(App[None]):
         return timeline[self._index_of(self.view_at)]
 
     def _index_of(self, taken_at: float) -> int:
-        timeline = self.incident.timeline
+        timeline = self.timeline
         for i in range(len(timeline) - 1, -1, -1):
             if timeline[i].taken_at <= taken_at:
                 return i
         return 0
 
-    def _view(self, snap: Snapshot) -> View:
-        timeline = self.incident.timeline
+    def _view(self, moment: Moment) -> View:
+        timeline = self.timeline
         if self.view_at is None:
-            return View(snap, timeline[-HISTORY:], self.idle, list(self.incident.changelog))
+            return View(moment, timeline[-HISTORY:], self.changelog)
         i = self._index_of(self.view_at)
-        idle = IdleTracker.over(timeline[max(0, i - IDLE_WINDOW): i + 1])
-        return View(snap, timeline[max(0, i - HISTORY + 1): i + 1], idle, list(self.incident.changelog))
+        return View(moment, timeline[max(0, i - HISTORY + 1): i + 1], self.changelog)
 
     def render_all(self) -> None:
-        snap = self.shown_snapshot()
+        moment = self.shown_moment()
         self.render_header()
         self.render_verdict()
-        if snap is None:
+        if moment is None:
             return
-        view = self._view(snap)
+        view = self._view(moment)
         for number in range(1, 7):
             self.pane(number).show(view)
         self._fit_layout()
 
     def render_verdict(self) -> None:
         """The line under the header: the engine's top cause at the moment shown, or what is missing."""
-        timeline = self.incident.timeline
-        shown = self.shown_snapshot()
+        timeline = self.timeline
+        shown = self.shown_moment()
         upto = list(timeline) if self.view_at is None else list(timeline)[: self._index_of(self.view_at) + 1]
-        stacks = getattr(shown, "stacks", None) if shown is not None else None
-        v = verdict_of(shown, upto, has_stacks=stacks is not None or getattr(self.incident, "latest_stacks", None) is not None)
+        v = verdict_of(shown, upto, has_stacks=shown is not None and shown.stacks is not None)
         line = self.query_one("#verdict", Static)
         update_static(line, render_verdict_line(v, max(20, self.size.width - 2)))
 
@@ -205,17 +209,16 @@ class TriageApp(App[None]):
         self.call_after_refresh(self.render_verdict)
 
     def render_header(self) -> None:
-        latest = self.incident.latest
+        latest = self.latest
         update_static(self.query_one("#header", Static), render_header(
-            latest, self.interval, self.clock(), self.paused, self.collecting_since, self.last_error,
-            host=getattr(self.incident.host, "name", ""), live=self.live,
-            recording=str(getattr(getattr(self.incident, "recorder", None), "message", "") or ""),
+            latest.snapshot if latest else None, self.interval, self.clock(), self.paused, self.collecting_since,
+            self.last_error, host=self.incident.host_name, live=self.live, recording=self.incident.recording_message,
         ))
         banner = self.query_one("#banner", Static)
-        shown = self.shown_snapshot()
+        shown = self.shown_moment()
         if self.view_at is not None and shown is not None:
-            timeline = self.incident.timeline
-            banner.update(render_banner(shown, self._index_of(self.view_at), len(timeline), latest, self.live))
+            banner.update(render_banner(shown.snapshot, self._index_of(self.view_at), len(self.timeline),
+                                        latest.snapshot if latest else None, self.live))
             banner.display = True
         else:
             banner.display = False
@@ -238,7 +241,7 @@ class TriageApp(App[None]):
     @work(thread=True, group="collect", exit_on_error=False)
     def _collect(self) -> None:
         try:
-            snapshot = call_cancellable(self.incident.tick)
+            moment = call_cancellable(self.incident.tick)
         except Cancelled:
             return
         except HostOutage as exc:  # the last good moment stays on screen, stale; hypotheses stay as they were
@@ -250,14 +253,18 @@ class TriageApp(App[None]):
                 self.post_message(TickFailed(f"{type(exc).__name__}: {exc}"))
             return
         if not get_current_worker().is_cancelled:
-            self.post_message(SnapshotReady(snapshot))
+            self.post_message(MomentReady(moment))
 
-    def on_snapshot_ready(self, message: SnapshotReady) -> None:
+    def on_moment_ready(self, message: MomentReady) -> None:
         self.collecting_since = None
         self.last_error = ""
-        self.idle.update(message.snapshot)
-        if self.auto_stacks and Incident.wants_auto_stacks(message.snapshot):
+        moment = message.moment
+        if not self.timeline or moment is not self.timeline[-1]:  # a finished replay serves its last one again
+            self.timeline = (self.timeline + (moment,))[-MAX_TIMELINE:]
+            self.changelog += moment.diagnosis.changes
+        if self.auto_stacks and wants_auto_stacks(moment):
             self.auto_stacks = False  # once: py-spy pauses the target, so it is never repeated unasked
+            self._auto_capture = True
             self.action_capture(True)
         if self.view_at is None:
             self.render_all()
@@ -306,7 +313,7 @@ class TriageApp(App[None]):
         self.request_tick()
 
     def action_step(self, delta: int) -> None:
-        timeline = self.incident.timeline
+        timeline = self.timeline
         if not timeline:
             return
         i = len(timeline) - 1 if self.view_at is None else self._index_of(self.view_at)
@@ -318,7 +325,7 @@ class TriageApp(App[None]):
         self.render_all()
 
     def action_jump(self, seconds: int) -> None:
-        timeline = self.incident.timeline
+        timeline = self.timeline
         if not timeline:
             return
         # `{` then `}` comes back to the very refresh it left (refreshes are not evenly spaced, so a
@@ -381,13 +388,16 @@ class TriageApp(App[None]):
 
     def on_stacks_ready(self, message: StacksReady) -> None:
         self._capturing = False
-        self.query_one(StacksPane).set_capture(message.capture)
-        self.notify(stacks_summary(message.capture) + " (5 shows them)", timeout=8)
+        auto, self._auto_capture = getattr(self, "_auto_capture", False), False
+        self.query_one(StacksPane).set_capture(message.capture, automatic=auto)
+        self.notify(visible(stacks_summary(message.capture) + " (5 shows them)"), timeout=8, markup=False)
+        if self.live and not self.paused:
+            self.request_tick()  # the engine reads the capture on the next tick: take it now, not in 2 s
 
     def on_stacks_failed(self, message: StacksFailed) -> None:
         self._capturing = False
         self.query_one(StacksPane).set_error(message.error)
-        self.notify(message.error, severity="error", timeout=8)
+        self.notify(visible(message.error), severity="error", timeout=8, markup=False)
 
     # ------------------------------------------------------------ the command palette
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
@@ -424,39 +434,39 @@ class TriageApp(App[None]):
     def action_memory_map(self) -> None:
         procs = self.query_one(ProcessesPane)
         pid = procs.selected_pid()
-        snap = self.shown_snapshot()
-        if pid is None or snap is None:
+        moment = self.shown_moment()
+        if pid is None or moment is None:
             self.notify("no process selected")
             return
-        info = snap.process(pid)
-        targets = tuple(p.pid for p in snap.processes if not p.exited)
+        info = moment.snapshot.process(pid)
+        targets = moment.snapshot.live_pids()
         self.push_screen(MappingsScreen(pid, info.name if info else "?"))
         self._read_mappings(pid, targets)
 
     @work(thread=True, group="smaps", exclusive=True, exit_on_error=False)
     def _read_mappings(self, pid: int, targets: tuple[int, ...]) -> None:
-        reader = getattr(self.incident.host, "mappings_by_file", None) or mappings_by_file
+        # Through the IncidentView, so the host the PID belongs to reads it (the node over --ssh;
+        # nothing in a replay): never this machine's /proc for another host's PID.
         mappings: Sequence[FileMapping] = ()
         error = ""
         try:
-            result = call_cancellable(reader, pid, targets)
+            result = call_cancellable(self.incident.mappings_by_file, pid, targets)
         except Cancelled:
             return
-        except Exception as exc:
-            error = f"cannot read /proc/{pid}/smaps: {type(exc).__name__}: {exc}"
+        except Exception as exc:  # a host promises not to raise; if it does, say so on the screen
+            result = Unavailable(f"cannot read the mappings of PID {pid}: {type(exc).__name__}: {exc}")
+        if isinstance(result, Unavailable):
+            error = f"{result.reason}" + (f" ({result.hint})" if result.hint else "")
         else:
-            if isinstance(result, Unavailable):  # a host's answer (SshHost: the node could not read it)
-                error = f"{result.reason}" + (f" ({result.hint})" if result.hint else "")
-            else:
-                mappings = result
+            mappings = result
         if not get_current_worker().is_cancelled:
             self.post_message(MappingsReady(pid, mappings, error))
 
     def on_mappings_ready(self, message: MappingsReady) -> None:
         screen = self.screen
         if isinstance(screen, MappingsScreen) and screen.pid == message.pid:
-            snap = self.shown_snapshot()
-            screen.show_mappings(message.mappings, message.error, len(snap.processes) if snap else 0)
+            moment = self.shown_moment()
+            screen.show_mappings(message.mappings, message.error, len(moment.snapshot.processes) if moment else 0)
 
     def action_export(self) -> None:
         self.notify("writing the report…")
@@ -465,7 +475,8 @@ class TriageApp(App[None]):
     @work(thread=True, group="export", exclusive=True, exit_on_error=False)
     def _export(self) -> None:
         try:
-            path = call_cancellable(export_report_somewhere, self.incident, self.export_dirs)
+            path = call_cancellable(export_report_somewhere, self.timeline, self.changelog, self.incident.host_name,
+                                    self.export_dirs)
         except Cancelled:
             return
         except ExportError as exc:
@@ -492,7 +503,7 @@ class TriageApp(App[None]):
         self.exit()
 
 
-def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: bool = True, auto_stacks: bool = False) -> int:
+def run_app(incident: IncidentView, interval: float = 2.0, theme: str = "dark", live: bool = True, auto_stacks: bool = False) -> int:
     """Open the app on `incident` (a live Incident, the demo's, or a replay source) until the user quits."""
     app = TriageApp(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks,
                     export_dirs=export_directories(incident))

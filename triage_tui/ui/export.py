@@ -1,11 +1,14 @@
-"""`e`: write the Markdown report of the incident so far (record/export.py's export_markdown, the same
-report `triage report` prints) into the first directory that takes it."""
+"""`e`: write the Markdown report of the timeline the app shows, into the first directory that takes it.
+
+The report is record.export.export_markdown's (render/markdown.py's text, the same `triage report`
+prints); this module only tries the app's export directories in order and says why each refused.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from ..model.moment import Moment
 from ..record.export import export_markdown
 
 
@@ -13,14 +16,15 @@ class ExportError(OSError):
     """No directory `e` tried could take the report: the message says which and why, one line."""
 
 
-def export_report_somewhere(incident: Any, directories: Sequence[str]) -> str:
+def export_report_somewhere(moments: Sequence[Moment], changelog: Sequence[str], host: str,
+                            directories: Sequence[str]) -> str:
     """Write the report into the first of `directories` that takes it; return the path written.
     Blocking file I/O: call it from a thread worker.
     ExportError names every directory tried and why it refused (read-only, gone, full)."""
     reasons: list[str] = []
     for directory in directories:
         try:
-            return export_markdown(incident, directory)
+            return export_markdown(moments, changelog, host, directory)
         except OSError as exc:
             reasons.append(f"{directory}: {exc.strerror or exc}")
     raise ExportError("no directory could take it (" + "; ".join(reasons) + ")")

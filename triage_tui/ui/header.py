@@ -25,6 +25,9 @@ def render_header(
     out = Text()
     out.append("triage ", style="bold")
     out.append(f"{visible(snapshot.host if snapshot else host)} ", style="bold cyan")
+    mode = next((s.detail for s in snapshot.sources if s.name == "mode"), "") if snapshot is not None else ""
+    if mode:  # over SSH: agent or agentless, and why (the first clause of the mode source)
+        out.append(f"· {visible(mode.split(';')[0].strip()[:70])} ", style="magenta")
     if snapshot is not None:
         roots = ", ".join(f"{r.pid} ({r.reason})" for r in snapshot.target.roots) or "no root"
         specs = [s for s in snapshot.target.specs if s not in {str(r.pid) for r in snapshot.target.roots}]

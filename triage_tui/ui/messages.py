@@ -6,15 +6,15 @@ from collections.abc import Sequence
 
 from textual.message import Message
 
-from ..collect.smaps_files import FileMapping
-from ..model.snapshot import Snapshot
+from ..model.mappings import FileMapping
+from ..model.moment import Moment
 from ..model.stacks import StackCapture
 
 
-class SnapshotReady(Message):
-    def __init__(self, snapshot: Snapshot) -> None:
+class MomentReady(Message):
+    def __init__(self, moment: Moment) -> None:
         super().__init__()
-        self.snapshot = snapshot
+        self.moment = moment
 
 
 class TickFailed(Message):

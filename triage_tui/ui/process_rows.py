@@ -1,56 +1,18 @@
-"""The Processes pane's rows as plain data: tree order, collapse, filter-with-ancestors, idle time.
+"""The Processes pane's rows as plain data: tree order, collapse, filter-with-ancestors.
 
-Kept apart from the widget so the rules (what counts as idle, which rows a filter keeps) are
-pure and testable, and so a tree of thousands of processes is flattened without touching textual.
+Kept apart from the widget so the rules (which rows a filter keeps, in which order) are pure and
+testable, and so a tree of thousands of processes is flattened without touching textual. What
+counts as idle is not decided here: it is the engine's rule, read from the Moment shown.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Optional
 
-from ..model.snapshot import ProcessInfo, Snapshot
+from ..model.snapshot import ProcessInfo
 from ..model.unavailable import is_known
-
-IDLE_AFTER_S = 30.0  # 0 % CPU and no CPU-time growth for this long: the row is marked idle
-
-
-class IdleTracker:
-    """Remembers, per PID, since when its CPU time has not grown (from successive snapshots)."""
-
-    def __init__(self) -> None:
-        self._last: dict[int, tuple[float, float]] = {}  # pid -> (cpu_time_s, unchanged since)
-
-    def update(self, snapshot: Snapshot) -> None:
-        seen = {}
-        for p in snapshot.processes:
-            if not is_known(p.cpu_time_s):
-                continue
-            cpu = float(p.cpu_time_s)
-            prev = self._last.get(p.pid)
-            if prev is None or abs(prev[0] - cpu) > 0.005:
-                seen[p.pid] = (cpu, snapshot.taken_at)
-            else:
-                seen[p.pid] = prev
-        self._last = seen
-
-    def idle_for(self, pid: int, now: float) -> Optional[float]:
-        """Seconds since the CPU time last grew, or None before two samples exist."""
-        entry = self._last.get(pid)
-        return None if entry is None else max(0.0, now - entry[1])
-
-    @classmethod
-    def over(cls, snapshots: Iterable[Snapshot]) -> IdleTracker:
-        tracker = cls()
-        for s in snapshots:
-            tracker.update(s)
-        return tracker
-
-
-def is_idle(p: ProcessInfo, idle_for: Optional[float], threshold: float = IDLE_AFTER_S) -> bool:
-    cpu = p.cpu_percent
-    return is_known(cpu) and float(cpu) < 0.5 and idle_for is not None and idle_for >= threshold
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from ..collect.smaps_files import FileMapping
+from ..model.mappings import FileMapping
 from ..render.plain_text import visible
 from . import format as fmt
 from .help import KEYS

@@ -9,18 +9,20 @@ from typing import Any, Optional
 
 from rich.text import Text
 
+from ..model.moment import Moment
 from ..render.verdict import Verdict, verdict
 
 STATUS_STYLE = {"likely": "bold red", "possible": "bold yellow"}
 _PAREN = re.compile(r"\s*\((?:[^()]|\([^()]*\))*\)")  # "(it is in Condition.wait (threading.py:327) …)"
 
 
-def verdict_of(shown: Optional[Any], timeline: Sequence[Any], has_stacks: bool = False) -> Verdict:
-    """The verdict at the snapshot shown, from the refreshes up to it."""
+def verdict_of(shown: Optional[Moment], timeline: Sequence[Moment], has_stacks: bool = False) -> Verdict:
+    """The verdict at the Moment shown, from the refreshes up to it (the engine's hypotheses then)."""
     if shown is None:
         return verdict((), 0)
     first = timeline[0].taken_at if timeline else shown.taken_at
-    return verdict(tuple(getattr(shown, "hypotheses", ()) or ()), len(timeline), shown.taken_at - first, has_stacks)
+    return verdict(shown.diagnosis.hypotheses, len(timeline), shown.taken_at - first, has_stacks,
+                   shown.diagnosis.idle_after_s)
 
 
 def render_verdict_line(v: Verdict, width: int = 0) -> Text:

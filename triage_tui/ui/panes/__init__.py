@@ -11,18 +11,26 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
+from ...model.diagnosis import Diagnosis
+from ...model.moment import Moment
 from ...model.snapshot import Snapshot
-from ..process_rows import IdleTracker
 
 
 @dataclass(frozen=True)
 class View:
-    """What every pane renders from: the snapshot shown, the history before it, idle times."""
+    """What every pane renders from: the Moment shown, the Moments before it, the changelog."""
 
-    snapshot: Snapshot
-    history: Sequence[Snapshot]  # recent snapshots up to and including `snapshot`, oldest first
-    idle: IdleTracker
+    moment: Moment
+    history: Sequence[Moment]  # recent Moments up to and including `moment`, oldest first
     changelog: Sequence[str] = ()
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self.moment.snapshot
+
+    @property
+    def diagnosis(self) -> Diagnosis:
+        return self.moment.diagnosis
 
 
 class Pane(Vertical):

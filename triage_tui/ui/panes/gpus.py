@@ -60,7 +60,7 @@ def render_gpus(view: View, width: int = 80) -> Text:
         why = "no GPU found" if report.source != "none" else "no GPU source ran (no NVIDIA driver or library found)"
         return Text(why, style="yellow")
     history: dict[int, list[tuple[float | None, float | None]]] = {}
-    for snap in list(view.history)[-HISTORY:]:
+    for snap in [m.snapshot for m in list(view.history)[-HISTORY:]]:
         for d in snap.gpus.devices:
             util = float(d.utilization_gpu_percent) if is_known(d.utilization_gpu_percent) else None
             history.setdefault(d.index, []).append((fmt.ratio(d.memory_used_bytes, d.memory_total_bytes), util))

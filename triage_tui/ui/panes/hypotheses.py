@@ -18,9 +18,9 @@ from rich.text import Text, TextType
 from textual.binding import Binding
 from textual.widgets import Tree
 
-from ...model.snapshot import Hypothesis, Snapshot
+from ...model.diagnosis import Diagnosis, Hypothesis
 from ...render.plain_text import visible
-from ...render.verdict import dedupe_evidence, engine_order, is_quiet, split_next_check
+from ...render.verdict import dedupe_evidence, is_quiet, split_next_check
 from .. import format as fmt
 from . import Pane, View
 
@@ -65,14 +65,15 @@ class HypothesesPane(Pane):
 
     def show(self, view: View) -> None:
         self._view = view
-        snap = view.snapshot
+        diagnosis = view.diagnosis
         width = self._text_width()
-        key = (snap.hypotheses, snap.observations if not snap.hypotheses else (), tuple(view.changelog[-20:]), width)
+        key = (diagnosis.hypotheses, diagnosis.observations if not diagnosis.hypotheses else (),
+               tuple(view.changelog[-20:]), width)
         if key == self._key:
             return
         self._key = key
         self._width = width
-        spec = _spec(snap, view.changelog, width)
+        spec = _spec(diagnosis, view.changelog, width)
         if spec == self._spec:
             return
         tree = self.query_one(HypothesisTree)
@@ -157,11 +158,21 @@ def _wrapped(text: str, width: int, style: str, first: str = "", rest: str = "  
 
 
 def _leaves(h: Hypothesis, width: int) -> list[TextType]:
+    """The rule rows the score is the clipped sum of, each with its weight (+0.25 …), then the cap and
+    why; a hypothesis from an older record (no rows) shows its for/against texts. Then the next check."""
     leaves: list[TextType] = []
-    for text in dedupe_evidence(h.for_):
-        leaves += _wrapped(text, width, "green", "+ ")
-    for text in dedupe_evidence(h.against):
-        leaves += _wrapped(text, width, "red", "− ")
+    if h.evidence:
+        for row in h.evidence:
+            leaves += _wrapped(f"{row.weight:+.2f} {row.text}", width, "green" if row.weight > 0 else "red")
+        if h.status == "ruled out":
+            leaves += _wrapped(f"ruled out: {h.cap_reason}", width, "red")
+        elif h.cap_reason:
+            leaves += _wrapped(f"score capped at {h.cap:.2f}: {h.cap_reason}", width, "yellow")
+    else:
+        for text in dedupe_evidence(h.for_):
+            leaves += _wrapped(text, width, "green", "+ ")
+        for text in dedupe_evidence(h.against):
+            leaves += _wrapped(text, width, "red", "− ")
     if h.next_check:
         check = split_next_check(h.next_check)
         leaves += _wrapped(check.shell, width, "bold cyan", "next: ", "      ")
@@ -170,11 +181,11 @@ def _leaves(h: Hypothesis, width: int) -> list[TextType]:
     return leaves
 
 
-def _spec(snap: Snapshot, changelog: Sequence[str], width: int = 76) -> list[NodeSpec]:
+def _spec(diagnosis: Diagnosis, changelog: Sequence[str], width: int = 76) -> list[NodeSpec]:
     spec: list[NodeSpec] = []
     leaf_width = width - LEAF_INDENT
-    if snap.hypotheses:
-        ordered = engine_order(snap.hypotheses)
+    if diagnosis.hypotheses:
+        ordered = list(diagnosis.hypotheses)  # the engine's order: never re-sorted here
         shown = [h for h in ordered if not folds(h)]
         folded = [h for h in ordered if folds(h)]
         for rank, h in enumerate(shown, 1):
@@ -189,11 +200,11 @@ def _spec(snap: Snapshot, changelog: Sequence[str], width: int = 76) -> list[Nod
             kinds = " / ".join(k for k, hit in (("unlikely", any(h.status == "unlikely" for h in folded)),
                                                 ("ruled out", any(h.status == "ruled out" for h in folded))) if hit)
             spec.append(NodeSpec(Text(f"{len(folded)} more ({kinds})", style="dim"), FOLDED, False, tuple(leaves)))
-    elif not snap.observations:
+    elif not diagnosis.observations:
         spec.append(NodeSpec(Text("no hypotheses and no observations yet", style="dim"), is_leaf=True))
     else:
         leaves = []
-        for o in snap.observations:
+        for o in diagnosis.observations:
             leaves += _wrapped(f"{fmt.clock(o.at)} [{o.source}] {o.text}", leaf_width, "")
         spec.append(NodeSpec(Text("observations (no hypotheses yet)", style="bold"), "observations", True, tuple(leaves)))
     if changelog:

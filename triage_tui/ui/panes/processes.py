@@ -13,11 +13,12 @@ from textual.strip import Strip
 from textual.widgets import DataTable, Input, Static
 from textual.widgets.data_table import ColumnKey
 
+from ...model.diagnosis import Diagnosis
 from ...model.snapshot import ProcessInfo, Snapshot
 from ...model.unavailable import is_known
 from ...render.plain_text import visible
 from .. import format as fmt
-from ..process_rows import SORT_KEYS, Row, is_idle, tree_rows
+from ..process_rows import SORT_KEYS, Row, tree_rows
 from . import Pane, View, update_static
 
 STATE_STYLES = {"D": "bold red", "Z": "bold magenta", "T": "bold yellow", "t": "bold yellow", "R": "green"}
@@ -155,10 +156,11 @@ class ProcessesPane(Pane):
         keep = self.selected_pid()
         procs = self._rows_to_show(view)
         self.rows = tree_rows(procs, frozenset(self.collapsed), self.filter_text, self.sort, self.reverse, self.flat)
-        now = view.snapshot.taken_at
+        moment = view.moment
         keys = [str(r.process.pid) for r in self.rows]
         self._idle_at = self.columns.index("idle") if "idle" in self.columns else None
-        cells = [self._cells(r, view.idle.idle_for(r.process.pid, now)) for r in self.rows]
+        # idle by the engine's rule (the one all-idle uses), read from the Moment: no rule of the UI's own
+        cells = [self._cells(r, moment.idle_for(r.process.pid), moment.is_idle(r.process.pid)) for r in self.rows]
         if len(self._row_cache) > 2 * len(self.rows) + 100:  # forget processes long gone
             shown = {r.process.pid for r in self.rows}
             self._row_cache = {pid: v for pid, v in self._row_cache.items() if pid in shown}
@@ -190,11 +192,11 @@ class ProcessesPane(Pane):
             return snap.processes
         last = self._last_alive
         if last is None or last.taken_at > snap.taken_at:  # looking back past it, or never seen alive here
-            last = next((s for s in reversed(view.history) if s.live_pids()), None)
+            last = next((m.snapshot for m in reversed(view.history) if m.snapshot.live_pids()), None)
         if last is None and not snap.exited:
             gone.display = False
             return snap.processes
-        update_static(gone, target_gone_text(snap, last))
+        update_static(gone, target_gone_text(snap, view.diagnosis, last))
         gone.display = True
         if last is not None:
             return tuple(dataclasses.replace(p, exited=True) for p in last.processes)
@@ -220,10 +222,9 @@ class ProcessesPane(Pane):
                     changes.append((index, key, column, value, grows))
         table.update_cells(changes)
 
-    def _cells(self, row: Row, idle_for: Optional[float]) -> list[object]:
+    def _cells(self, row: Row, idle_for: Optional[float], idle: bool) -> list[object]:
         p: ProcessInfo = row.process
         tagged = p.pid in self.tagged
-        idle = is_idle(p, idle_for)
         idle_text = fmt.idle_for(idle_for) if idle_for is not None else "-"
         # Most rows are what they were a second ago but for idle-for: their other cells are kept
         # and reused (same objects, so the compare in _update_changed is an identity check).
@@ -245,9 +246,11 @@ class ProcessesPane(Pane):
         p: ProcessInfo = row.process
         marker = "▸ " if row.collapsed else ("▾ " if row.has_children else "  ")
         label = ("●" if tagged else " ") + "  " * row.depth + marker + p.name
-        # A Text, never a str: the table reads a str cell as markup, and a name is the target's choice
-        # (`[/]` would end the app, `w[bold]x` shows as wx); visible() escapes control characters.
-        name: object = Text(visible(label), style="bold cyan" if tagged else "")
+        # The table reads a str cell as markup, and a name is the target's choice (`[/]` would end the
+        # app, `w[bold]x` shows as wx): a name with a `[` or a control character is a Text, made visible.
+        # Plain strings otherwise: a Text per cell is most of the cost at 10,000 rows.
+        name: object = label if not tagged and "[" not in label and label.isprintable() else \
+            Text(visible(label), style="bold cyan" if tagged else "")
         style = STATE_STYLES.get(p.state) or ("bold #5f87ff" if idle else "")
         state_text = p.state + (" idle" if idle and p.state not in "DZTt" else "")
         state: object = Text(state_text, style=style) if style else state_text
@@ -345,14 +348,14 @@ class ProcessesPane(Pane):
         self.table.focus()
 
 
-def target_gone_text(snap: Snapshot, last_alive: Optional[Snapshot]) -> Text:
+def target_gone_text(snap: Snapshot, diagnosis: Diagnosis, last_alive: Optional[Snapshot]) -> Text:
     """'TARGET GONE at 14:07:12: …' with what is known: the engine's target-gone fact, each exit
     (code, signal or why it is unknown) and the kernel's OOM-kill lines naming the target."""
     out = Text()
     when = fmt.clock(last_alive.taken_at) if last_alive is not None else "before this refresh"
     out.append(f"TARGET GONE: every process exited (last seen alive {when})", style="bold red")
     out.append(" · watching for a restart under the same target", style="dim")
-    fact = next((o for o in snap.observations if o.id == "target-gone"), None)
+    fact = next((o for o in diagnosis.observations if o.id == "target-gone"), None)
     if fact is not None:
         out.append("\n" + visible(fact.text))
     for e in snap.exited[-8:]:

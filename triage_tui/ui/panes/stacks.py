@@ -25,6 +25,7 @@ class StacksPane(Pane):
         super().__init__(**kwargs)
         self.progress = ""  # "capturing stacks of 8 processes…" while a capture runs
         self.error = ""
+        self.automatic = ""  # set when the app captured by itself
         self._capture: Optional[StackCapture] = None
 
     def compose(self):
@@ -40,12 +41,15 @@ class StacksPane(Pane):
 
     def show(self, view: View) -> None:
         self.query_one(WaitsSection).show(view.snapshot)
-        if view.snapshot.stacks is not None:
-            self._capture = view.snapshot.stacks
+        if view.moment.stacks is not None:
+            self._capture = view.moment.stacks
         self._redraw()
 
-    def set_capture(self, capture: StackCapture) -> None:
+    def set_capture(self, capture: StackCapture, automatic: bool = False) -> None:
         self._capture = capture
+        self.automatic = (f"captured by itself at {fmt.clock(capture.taken_at)}: the whole target had idled past "
+                          "the threshold (py-spy paused each process for a moment; --no-auto-stacks: never)"
+                          if automatic else "")
         self.progress = ""
         self.error = ""
         self._redraw()
@@ -66,6 +70,8 @@ class StacksPane(Pane):
             out.append(self.progress + "\n", style="bold cyan")
         if self.error:
             out.append(visible(self.error) + "\n", style="bold red")
+        if self.automatic and self._capture is not None:
+            out.append(self.automatic + "\n", style="cyan")
         if self._capture is None:
             out.append(HOW_TO, style="" if not self.progress else "dim")
         else:

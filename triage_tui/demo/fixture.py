@@ -1,29 +1,28 @@
-"""A deterministic incident shaped like the reference one (docs/incident.md), for tests and screenshots.
+"""A deterministic host shaped like the reference incident (docs/incident.md), for tests and screenshots.
 
-`SampleIncident` has the Incident surface the app uses (tick, timeline, changelog, latest,
-capture_stacks, host, target, close) and hands out prebuilt Snapshots in order, so every
-render of the app is reproducible. It reads nothing from this machine.
+`FixtureHost` is a Host that serves prebuilt raw Snapshots in order (the last one repeats) with a
+frozen clock: every render of the app is reproducible, and the real engine runs over them, so the
+hypotheses every Pilot test, SVG snapshot and README screenshot shows are the engine's, never
+written by hand. It reads nothing from this machine and signals nothing.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Sequence
 from typing import Optional
 
-from ..host.base import CollectOptions, StackOptions
+from ..model.mappings import FileMapping
+from ..model.options import CollectOptions, StackOptions
 from ..model.snapshot import (
     CgroupMemory,
     GpuDevice,
     GpuHolding,
     GpuProcess,
     GpuReport,
-    Hypothesis,
     LogLine,
     LogTail,
     MemoryReport,
-    Observation,
     PortProbe,
     PortReport,
     ProcessInfo,
@@ -35,6 +34,7 @@ from ..model.snapshot import (
     TargetRoot,
 )
 from ..model.stacks import Frame, ProcessStacks, StackCapture, StackGroup, ThreadStack
+from ..model.unavailable import Unavailable
 
 GiB = 1024**3
 MiB = 1024**2
@@ -44,8 +44,9 @@ WORKERS = tuple(range(46433, 46441))
 HOST = "gpu-node-07"
 
 
-def _processes(t: int, busy: bool) -> tuple[ProcessInfo, ...]:
+def _processes(t: int, busy: bool, busy_for: int) -> tuple[ProcessInfo, ...]:
     cpu = 95.0 if busy else 0.0
+    worked = min(t, busy_for) * 1.9  # CPU seconds a worker used while busy: constant once it idles
     procs = [
         ProcessInfo(
             pid=LAUNCHER, ppid=1, name="python3",
@@ -64,7 +65,7 @@ def _processes(t: int, busy: bool) -> tuple[ProcessInfo, ...]:
         procs.append(ProcessInfo(
             pid=pid, ppid=LAUNCHER, name=f"sglang::scheduler_TP{rank}",
             cmdline=(f"sglang::scheduler_TP{rank}",), state="R" if busy else "S",
-            thread_states={"R": 1, "S": 63} if busy else {"S": 64}, cpu_percent=cpu, cpu_time_s=30.0 + t * (1.9 if busy else 0.0),
+            thread_states={"R": 1, "S": 63} if busy else {"S": 64}, cpu_percent=cpu, cpu_time_s=30.0 + worked,
             threads=64, wchan="0" if busy else "futex_wait_queue",
             rss_bytes=425 * 10**9, rss_anon_bytes=3 * GiB, rss_file_bytes=425 * 10**9 - 3 * GiB - 600 * MiB,
             rss_shmem_bytes=600 * MiB, pss_bytes=int(52.5 * GiB), uss_bytes=int(3.1 * GiB),
@@ -105,37 +106,6 @@ def _logs(t: int, now: float, silent_since: float) -> tuple[LogTail, ...]:
     ),)
 
 
-def _diagnosis(now: float, idle: bool) -> tuple[tuple[Observation, ...], tuple[Hypothesis, ...]]:
-    obs = [
-        Observation("port-refused", "port 8000 refuses connections on 127.0.0.1 and ::1", "ports", now, {"port": 8000}),
-        Observation("rss-illusion", "RSS sum 3.4 TB is 8.1x the PSS sum 421 GiB: pages are shared, not used twice", "memory", now,
-                    {"rss_sum": 3.4e12, "pss_sum": 421 * GiB}),
-        Observation("no-oom", "415 GiB available of 449 GiB; no OOM-killer line", "memory", now),
-        Observation("gpu-idle", "8 GPUs at 76017 MiB, 0 % utilisation", "gpus", now),
-    ]
-    if not idle:
-        return tuple(obs), ()
-    obs[:0] = [
-        Observation("all-idle", "all 10 processes asleep at 0 % CPU for 300 s", "processes", now, pids=WORKERS),
-        Observation("log-silent", "log silent 300 s after 'Loading safetensors checkpoint shards: 100%'", "logs", now),
-    ]
-    hyps = (
-        Hypothesis("collective-mismatch", "Workers wait on a collective one rank never joins", "likely", 0.82,
-                   for_=("all 10 processes asleep at 0 % CPU for 300 s", "log silent 300 s after weight loading 100%",
-                         "8 GPUs hold memory at 0 % utilisation"),
-                   against=("no stack capture yet",),
-                   next_check="capture every worker's stack at once (S) and look for the rank that differs"),
-        Hypothesis("deadlock", "A lock or IPC wait inside the launcher", "possible", 0.41,
-                   for_=("launcher asleep in epoll_wait",), next_check="stacks of the launcher (s on its row)"),
-        Hypothesis("still-loading", "Still loading weights", "unlikely", 0.08,
-                   against=("no CPU, no I/O, no log for 300 s",), next_check="watch read_bytes for growth"),
-        Hypothesis("oom", "Out of memory", "ruled out", 0.0,
-                   against=("415 GiB available", "RSS sum overstates memory 8.1x (shared file pages)"), next_check=""),
-        Hypothesis("crashed-worker", "A worker crashed", "ruled out", 0.0, against=("all 8 workers alive",)),
-    )
-    return tuple(obs), hyps
-
-
 def build_snapshots(count: int = 40, interval_s: float = 2.0, busy_for: int = 3) -> list[Snapshot]:
     """`count` refreshes `interval_s` apart: the first `busy_for` still loading, then silent."""
     snaps = []
@@ -143,11 +113,10 @@ def build_snapshots(count: int = 40, interval_s: float = 2.0, busy_for: int = 3)
     for t in range(count):
         now = START + t * interval_s + 240.0  # the log has been silent a while when triage starts
         busy = t < busy_for
-        observations, hypotheses = _diagnosis(now, idle=t >= busy_for)
         snaps.append(Snapshot(
             host=HOST, taken_at=now, interval_s=interval_s,
             target=Target(specs=(":8000",), roots=(TargetRoot(LAUNCHER, "--port 8000 in its command line"),)),
-            processes=_processes(t, busy),
+            processes=_processes(t, busy, busy_for),
             memory=MemoryReport(
                 system=SystemMemory(total_bytes=449 * GiB, used_bytes=33 * GiB, free_bytes=130 * MiB, available_bytes=415 * GiB,
                                     buff_cache_bytes=416 * GiB, shared_bytes=694 * MiB, swap_total_bytes=0, swap_used_bytes=0),
@@ -160,7 +129,6 @@ def build_snapshots(count: int = 40, interval_s: float = 2.0, busy_for: int = 3)
             ports=PortReport(probes=(PortProbe(8000, "127.0.0.1", "refused", "Connection refused"),
                                      PortProbe(8000, "::1", "refused", "Connection refused"))),
             gpus=_gpus(busy),
-            observations=observations, hypotheses=hypotheses,
             sources=(SourceStatus("processes", "ok", 12.0), SourceStatus("memory", "ok", 40.0), SourceStatus("logs", "ok", 1.0),
                      SourceStatus("ports", "ok", 2.0), SourceStatus("gpus", "ok", 9.0), SourceStatus("kernel", "stale", 2000.0, "dmesg slow")),
         ))
@@ -189,54 +157,58 @@ def build_capture(pids: Sequence[int], taken_at: float) -> StackCapture:
     return StackCapture(taken_at=taken_at, pids=tuple(pids), processes=processes, groups=tuple(groups), duration_ms=820.0)
 
 
-class SampleHost:
-    name = HOST
-
-    def close(self) -> None:
-        pass
+WEIGHTS = "/models/kimi-k2.5-int4/model-00001-of-00064.safetensors"
 
 
-class SampleIncident:
-    """Hands out `snapshots` in order (the last one repeats); records what the app asked of it."""
+def fixture_mappings(pid: int) -> tuple[FileMapping, ...]:
+    """What `m` shows for a worker: the weights file, shared by all eight, then its own heap."""
+    return (FileMapping(WEIGHTS, 3, 9 * GiB, 9 * GiB, GiB + 128 * MiB, 9 * GiB, 0, 0, shared_by=len(WORKERS)),
+            FileMapping("[anonymous]", 412, 3 * GiB, 3 * GiB, 3 * GiB, 0, 3 * GiB, 0))
 
-    def __init__(self, snapshots: Sequence[Snapshot], preload: int = 0, gate: Optional[threading.Event] = None) -> None:
-        self.host = SampleHost()
+
+class FixtureHost:
+    """A Host over `snapshots`: collect() hands them out in order (the last one repeats), clock() is
+    the time of the one handed out last. Counts what the app asked of it, for the tests."""
+
+    def __init__(self, snapshots: Sequence[Snapshot], gate: Optional[threading.Event] = None) -> None:
+        self.name = snapshots[0].host
         self.target = snapshots[0].target
         self.options = CollectOptions(interval_s=snapshots[0].interval_s)
-        self._pending = list(snapshots)
-        self.timeline: list[Snapshot] = [self._pending.pop(0) for _ in range(min(preload, len(self._pending)))]
-        self.changelog: list[str] = ["14:06:51 collective-mismatch possible → likely: 8/8 ranks idle 300 s after weights loaded",
-                                     "14:06:51 oom → ruled out: 415 GiB available"]
-        self.latest_stacks: Optional[StackCapture] = None
+        self._snapshots = list(snapshots)
+        self._next = 0
         self.ticks = 0
         self.captures: list[tuple[int, ...]] = []
-        self.gate = gate  # when set, tick() blocks until the gate opens (a slow source)
+        self.mapping_reads: list[int] = []
+        self.gate = gate  # when set, collect() blocks until the gate opens (a slow source)
         self.closed = False
 
-    @property
-    def latest(self) -> Optional[Snapshot]:
-        return self.timeline[-1] if self.timeline else None
+    def clock(self) -> float:
+        """The frozen clock: the time of the latest snapshot served (nothing ever reads as stale)."""
+        return self._snapshots[max(0, self._next - 1)].taken_at
 
-    def tick(self) -> Snapshot:
+    def resolve(self, specs: Sequence[str], port: Optional[int] = None) -> Target:
+        return self.target
+
+    def collect(self, target: Target, options: CollectOptions) -> Snapshot:
         if self.gate is not None:
             self.gate.wait(30)
         self.ticks += 1
-        snap = self._pending.pop(0) if self._pending else self.timeline[-1]
-        if self.latest_stacks is not None:
-            snap = dataclasses.replace(snap, stacks=self.latest_stacks)
-        self.timeline.append(snap)
-        return snap
+        snapshot = self._snapshots[min(self._next, len(self._snapshots) - 1)]
+        self._next = min(self._next + 1, len(self._snapshots))
+        return snapshot
 
-    def target_pids(self) -> tuple[int, ...]:
-        latest = self.latest
-        return tuple(p.pid for p in latest.processes if not p.exited) if latest else ()
+    def capture_stacks(self, pids: Sequence[int], options: StackOptions = StackOptions()) -> StackCapture:
+        self.captures.append(tuple(pids))
+        return build_capture(tuple(pids), self.clock())
 
-    def capture_stacks(self, pids: Optional[Sequence[int]] = None, options: StackOptions = StackOptions()) -> StackCapture:
-        chosen = tuple(pids) if pids else self.target_pids()
-        self.captures.append(chosen)
-        taken_at = self.latest.taken_at if self.latest else START
-        self.latest_stacks = build_capture(chosen, taken_at)
-        return self.latest_stacks
+    def mappings_by_file(self, pid: int, target_pids: Sequence[int]) -> tuple[FileMapping, ...] | Unavailable:
+        self.mapping_reads.append(pid)
+        if pid in WORKERS:
+            return fixture_mappings(pid)
+        return Unavailable(f"/proc/{pid}/smaps: permission denied", "run triage as root or as the target's user")
+
+    def wait_for_budgeted_reads(self, timeout_s: float = 10.0) -> bool:
+        return True
 
     def close(self) -> None:
         self.closed = True
