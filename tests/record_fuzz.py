@@ -92,7 +92,7 @@ def check_record(path: Path) -> Optional[str]:
     """None when every reader face survives the file at `path`, else what broke (for the failure line)."""
     from triage_tui.record.export import report_from_record
     from triage_tui.record.reader import read_record
-    from triage_tui.record.replay import ReplayIncident
+    from triage_tui.record.replay import ReplayView
 
     try:
         for fmt in ("md", "json"):
@@ -104,8 +104,8 @@ def check_record(path: Path) -> Optional[str]:
             recording = read_record(path)
         except RecordError:
             return None
-        if recording.snapshots:
-            incident = ReplayIncident(recording, preload=len(recording.snapshots))
+        if recording.moments:
+            incident = ReplayView(recording, preload=len(recording.moments))
             from triage_tui.render.markdown import render_report_markdown
             render_report_markdown(incident.timeline, incident.changelog)
     except Exception as exc:  # the point of the check: any exception is a failure, named

@@ -82,7 +82,8 @@ def test_campaign_process_churn(campaign: Campaign) -> None:
         assert churn.stdout is not None and churn.stdout.readline().strip() == "READY"
         incident = Incident(host, host.resolve([str(churn.pid)]), CollectOptions(interval_s=0.3, discover_logs=False))
         for tick in range(6):
-            snap = incident.tick()
+            moment = incident.tick()
+            snap = moment.snapshot
 
             def figures_true(snap=snap) -> str | None:
                 for p in snap.processes:
@@ -100,7 +101,7 @@ def test_campaign_process_churn(campaign: Campaign) -> None:
 
             campaign.check(f"tick {tick} figures", figures_true)
             campaign.check(f"tick {tick} markdown", lambda: None if render_report_markdown(incident.timeline[-3:], ()) else "empty")
-            campaign.check(f"tick {tick} json", lambda snap=snap: None if json.loads(render_report_json(snap)) else "empty")
+            campaign.check(f"tick {tick} json", lambda moment=moment: None if json.loads(render_report_json(moment)) else "empty")
             time.sleep(0.3)  # pacing between ticks (the campaign's interval), not a bound on anything
     finally:
         host.close()
@@ -156,8 +157,10 @@ def test_campaign_unprivileged_user(campaign: Campaign) -> None:
                         snaps = [collector.collect(target, CollectOptions(interval_s=0.3)) for _ in range(2)]
                     finally:
                         collector.close()
-                    md = render_report_markdown(snaps, ())
-                    render_report_json(snaps[-1])
+                    from triage_tui.model.moment import Moment
+
+                    md = render_report_markdown([Moment(s) for s in snaps], ())
+                    render_report_json(Moment(snaps[-1]))
                     if "exit code 0" in md:
                         message = b"a silent zero in the report"
                     elif not any(p.error is not None or not isinstance(p.pss_bytes, int) for p in snaps[-1].processes):

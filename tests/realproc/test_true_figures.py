@@ -147,16 +147,16 @@ def test_a_target_that_is_gone_is_watched_for_a_restart_under_the_same_spec() ->
     host = LocalHost()
     try:
         incident = Incident(host, host.resolve([f"name:{tag}"]), CollectOptions(interval_s=1.0, discover_logs=False))
-        assert incident.tick().live_pids() == (first.pid,)
+        assert incident.tick().snapshot.live_pids() == (first.pid,)
         first.communicate(b"\n")  # exits with 3, reaped by us: the tick sees it gone
         gone = incident.tick()
-        assert gone.live_pids() == ()
-        fact = next(o for o in gone.observations if o.id == "target-gone")
+        assert gone.snapshot.live_pids() == ()
+        fact = next(o for o in gone.diagnosis.observations if o.id == "target-gone")
         assert f"root PID {first.pid}" in fact.text
-        assert all(h.id != "healthy" or h.status == "ruled out" for h in gone.hypotheses)
+        assert all(h.id != "healthy" or h.status == "ruled out" for h in gone.diagnosis.hypotheses)
         second = start()
         again = incident.tick()
-        assert again.live_pids() == (second.pid,) and incident.target.roots[0].pid == second.pid
+        assert again.snapshot.live_pids() == (second.pid,) and incident.target.roots[0].pid == second.pid
     finally:
         host.close()
         for p in (first, second):

@@ -9,31 +9,32 @@ import io
 from rich.console import Console
 
 from tests.hostile_strings import HOSTILE, raw_controls
-from tests.ui.conftest import make_app, settle
-from triage_tui.model.snapshot import Hypothesis, LogLine, Observation
+from tests.ui.conftest import fixture_incident, make_app, settle
+from triage_tui.demo.fixture import LAUNCHER, build_snapshots
+from triage_tui.model.mappings import FileMapping
+from triage_tui.model.snapshot import LogLine
 from triage_tui.model.stacks import Frame, ProcessStacks, StackCapture, StackGroup, ThreadStack
 from triage_tui.render.plain_text import visible
-from triage_tui.ui.sample import LAUNCHER, SampleIncident, build_snapshots
 
 BASE_PID = 60000
+ZOMBIES = 6  # the first hostile names die unreaped: the engine quotes them in its evidence (zombie, crashed-worker)
 
 
 def hostile_snapshots() -> list:
+    """The fixture's raw snapshots with one process per hostile string (as its name and command line,
+    some as a wait channel) and every hostile string as a log line: the real engine judges them, so
+    the hypotheses' evidence quotes the hostile names as the engine writes them."""
     snaps = build_snapshots(8)
     out = []
     for snap in snaps:
         template = snap.processes[1]
         extra = tuple(dataclasses.replace(template, pid=BASE_PID + i, ppid=LAUNCHER, name=s, cmdline=(s, "--flag", s),
-                                          wchan=s if i % 2 else template.wchan)
+                                          wchan=s if i % 2 else template.wchan, state="Z" if i < ZOMBIES else template.state)
                       for i, s in enumerate(HOSTILE))
         tail = snap.logs[0]
         lines = tail.lines + tuple(LogLine(s, snap.taken_at, "error" if i % 3 == 0 else "info") for i, s in enumerate(HOSTILE))
         logs = (dataclasses.replace(tail, lines=lines, partial="[/] no newline \x1b[2J"),)
-        hyps = snap.hypotheses + tuple(
-            Hypothesis("deadlock", s, "possible", 0.3, for_=(s,), against=(s,), next_check=s) for s in HOSTILE[:6])
-        obs = snap.observations + tuple(Observation("all-idle", s, "processes", snap.taken_at) for s in HOSTILE[:6])
-        out.append(dataclasses.replace(snap, processes=snap.processes + extra, logs=logs, hypotheses=hyps,
-                                       observations=obs))
+        out.append(dataclasses.replace(snap, processes=snap.processes + extra, logs=logs))
     return out
 
 
@@ -57,9 +58,12 @@ def screen_text(app) -> str:
 
 
 async def test_hostile_text_is_shown_literally_and_never_raw(tmp_path) -> None:
-    incident = SampleIncident(hostile_snapshots(), preload=4)
-    incident.changelog = [f"12:00:00 {s}" for s in HOSTILE[:8]]
-    incident.capture_stacks = lambda pids=None, options=None: hostile_capture(pids or (LAUNCHER,), incident.latest.taken_at)
+    incident = fixture_incident(hostile_snapshots(), preload=4)
+    incident._changelog += tuple(f"12:00:00 {s}" for s in HOSTILE[:8])  # the changelog quotes the target's text too
+    incident.host.capture_stacks = lambda pids, options=None: hostile_capture(pids or (LAUNCHER,), incident.host.clock())
+    # the engine quotes a hostile name in its evidence: this is the text the Hypotheses pane must show literally
+    evidence = [t for h in incident.latest.diagnosis.hypotheses for t in h.for_ if any(s in t for s in HOSTILE[:ZOMBIES])]
+    assert evidence
     app = make_app(incident, export_dir=str(tmp_path))
     seen: list[str] = []
     async with app.run_test(size=(220, 80)) as pilot:
@@ -92,10 +96,8 @@ async def test_hostile_text_is_shown_literally_and_never_raw(tmp_path) -> None:
 
 
 async def test_mappings_of_anonymous_heap_and_stack_show_their_names(app, incident) -> None:
-    from triage_tui.collect.smaps_files import FileMapping
-
     def mappings_by_file(pid, targets):
-        return [FileMapping(path, 1, 2**20, 2**20, 0, 2**20, 0, 0) for path in ("[anonymous]", "[heap]", "[stack]", "[/]")]
+        return tuple(FileMapping(path, 1, 2**20, 2**20, 0, 2**20, 0, 0) for path in ("[anonymous]", "[heap]", "[stack]", "[/]"))
 
     incident.host.mappings_by_file = mappings_by_file
     async with app.run_test(size=(160, 50)) as pilot:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from tests.ui.conftest import make_app, settle
-from triage_tui.diagnose.engine import DiagnosisEngine
-from triage_tui.model.snapshot import ExitedProcess, KernelEvent, KernelReport
+from tests.ui.conftest import fixture_incident, make_app, settle
+from triage_tui.demo.fixture import LAUNCHER, WORKERS, build_snapshots
+from triage_tui.model.snapshot import ExitedProcess, KernelEvent, KernelReport, SourceStatus
 from triage_tui.model.unavailable import Unavailable
-from triage_tui.ui.sample import LAUNCHER, WORKERS, SampleIncident, build_snapshots
 
 
 def gone_series() -> list:
@@ -23,17 +22,12 @@ def gone_series() -> list:
                                               last.taken_at + 1),))
     gone = [dataclasses.replace(last, taken_at=last.taken_at + 2 * (i + 1), processes=(), exited=exited, kernel=kernel,
                                 logs=last.logs) for i in range(3)]
-    engine = DiagnosisEngine()
-    out = []
-    for snap in [*alive, *gone]:  # the real engine judges every snapshot the app shows
-        d = engine.update(snap, None)
-        out.append(dataclasses.replace(snap, observations=d.observations, hypotheses=d.hypotheses))
-    return out
+    return [*alive, *gone]  # raw snapshots: the Incident's real engine judges each one
 
 
 async def test_target_gone_keeps_the_last_moment_and_says_what_is_known(tmp_path) -> None:
     snaps = gone_series()
-    incident = SampleIncident(snaps, preload=len(snaps) - 1)
+    incident = fixture_incident(snaps, preload=len(snaps) - 1)
     app = make_app(incident, export_dir=str(tmp_path))
     async with app.run_test(size=(200, 50)) as pilot:
         await settle(pilot)
@@ -47,33 +41,32 @@ async def test_target_gone_keeps_the_last_moment_and_says_what_is_known(tmp_path
         table = app.query_one("#proc-table")
         assert table.row_count == len(snaps[0].processes)  # the last rows seen alive stay
         assert all(str(table.get_row_at(i)[2]) == "gone" for i in range(table.row_count))
-        hyps = {h.id: h for h in incident.latest.hypotheses}
-        top = incident.latest.hypotheses[0]
+        hypotheses = incident.latest.diagnosis.hypotheses
+        hyps = {h.id: h for h in hypotheses}
+        top = hypotheses[0]
         # the OOM-kill line names a worker the kernel killed: that death is an OOM; the gone target is
         # evidence on its own line, never "every hypothesis unlikely"
         assert top.id in ("oom", "crashed-worker") and top.status == "likely"
         assert "The target is gone" in hyps["crashed-worker"].title and hyps["crashed-worker"].status != "unlikely"
-        healthy = next(h for h in incident.latest.hypotheses if h.id == "healthy")
+        healthy = hyps["healthy"]
         assert healthy.status == "ruled out"
 
 
 async def test_an_outage_keeps_the_last_good_moment_and_says_so(tmp_path) -> None:
-    from triage_tui.incident import HostOutage
-
     snaps = build_snapshots(10)
-    incident = SampleIncident(snaps, preload=8)
+    # what an SSH host returns while the node cannot be reached: nothing read, the ssh source failing
+    down = dataclasses.replace(snaps[-1], taken_at=snaps[-1].taken_at + 2, processes=(), exited=(), logs=(),
+                               sources=(SourceStatus("ssh", "failing", 0.0, "disconnected since 14:07:12: Connection refused"),))
+    incident = fixture_incident([*snaps[:9], down], preload=9)
     app = make_app(incident, export_dir=str(tmp_path))
     async with app.run_test(size=(200, 50)) as pilot:
         await settle(pilot)
         good = incident.latest
-
-        def down():
-            raise HostOutage("ssh disconnected since 14:07:12: Connection refused")
-
-        incident.tick = down
         await pilot.press("r")
         await settle(pilot)
+        assert incident.host.ticks >= 10  # the outage was collected and refused, not absorbed
         header = str(app.query_one("#header").render())
         assert "host unreachable" in header and "disconnected since 14:07:12" in header
-        assert incident.latest is good and app.query_one("#proc-table").row_count == len(good.processes)
+        assert incident.latest is good and app.query_one("#proc-table").row_count == len(good.snapshot.processes)
         assert not app.query_one("#proc-gone").display  # an outage is not a target gone
+        assert all(o.id != "target-gone" for m in incident.timeline for o in m.diagnosis.observations)

@@ -15,7 +15,8 @@ from triage_tui.render.markdown import render_report_markdown
 from triage_tui.render.plain_text import code_block, md_code, md_inline, terminal_text, visible
 from triage_tui.render.report_json import render_report_json
 from triage_tui.render.stacks_text import render_capture
-from triage_tui.ui.sample import LAUNCHER, build_snapshots
+from triage_tui.demo.fixture import LAUNCHER, build_snapshots
+from triage_tui.model.moment import Moment
 
 
 @pytest.mark.parametrize("text", HOSTILE)
@@ -57,7 +58,7 @@ def _hostile_snapshot():
         processes=(ProcessStacks(LAUNCHER, HOSTILE[9], (ThreadStack(LAUNCHER, LAUNCHER, HOSTILE[10], "idle", frames, "collective"),)),),
         groups=(StackGroup("g", frames, ((LAUNCHER, LAUNCHER),), (LAUNCHER,), "collective", HOSTILE[8], True, HOSTILE[16]),),
         duration_ms=1.0, notes=HOSTILE)
-    return dataclasses.replace(snap, processes=snap.processes + extra, logs=(tail,), stacks=capture)
+    return Moment(dataclasses.replace(snap, processes=snap.processes + extra, logs=(tail,)), stacks=capture)
 
 
 def _fences_balanced(md: str) -> bool:
@@ -76,8 +77,8 @@ def _fences_balanced(md: str) -> bool:
 
 
 def test_markdown_report_shows_hostile_text_inert_and_escaped() -> None:
-    snap = _hostile_snapshot()
-    md = render_report_markdown([snap], [f"12:00:00 {s}" for s in HOSTILE])
+    moment = _hostile_snapshot()
+    md = render_report_markdown([moment], [f"12:00:00 {s}" for s in HOSTILE])
     assert raw_controls(md) == []
     assert _fences_balanced(md)
     # outside code blocks, no raw HTML tag and no link survives
@@ -91,11 +92,12 @@ def test_markdown_report_shows_hostile_text_inert_and_escaped() -> None:
 
 
 def test_stacks_text_and_json_faces_hold_no_raw_control() -> None:
-    snap = _hostile_snapshot()
-    text = render_capture(snap.stacks)
+    moment = _hostile_snapshot()
+    assert moment.stacks is not None
+    text = render_capture(moment.stacks)
     assert raw_controls(text) == []
     assert "\\x1b]0;pwned title\\x07" in text
-    js = render_report_json(snap)
+    js = render_report_json(moment)
     assert raw_controls(js) == [] and all(ord(c) < 128 for c in js)
     assert json.loads(js)["processes"][-1]["name"] == HOSTILE[-1]  # JSON keeps the data, escaped as JSON
 

@@ -302,8 +302,11 @@ class ProcessCollector:
             info["exit_status"] = Unavailable("exit status hidden: another user's process",
                                               "run triage as root or as the target's user")
         short_window = before is not None and now - before.at < MIN_CPU_WINDOW_S
+        idle = _has_not_run(before, stat, ticks, status)
         if before is not None and not short_window:
             info["cpu_percent"] = 100.0 * (ticks - before.cpu_ticks) / CLOCK_TICKS / (now - before.at)
+        elif before is not None and idle:  # provably not scheduled since `before`: 0 % however short (as the carried row says)
+            info["cpu_percent"] = 0.0
         elif before is not None:
             last = before.row.cpu_percent if before.row is not None else None
             info["cpu_percent"] = last if last is not None else Unavailable(
@@ -311,7 +314,6 @@ class ProcessCollector:
         if before is not None:
             info["major_faults_delta"] = stat.majflt - before.majflt
         info.update(self._status_figures(stat, status, status_error, before))
-        idle = _has_not_run(before, stat, ticks, status)
         carried_io = before.io if idle and before is not None and stat.num_threads == 1 == before.threads else None
         io = self._io(base, before, vanished is None, carried_io)
         info.update(io[0])
@@ -329,7 +331,8 @@ class ProcessCollector:
             ctx_voluntary=status.ctx_voluntary if status is not None else None,
             ctx_involuntary=status.ctx_involuntary if status is not None else None,
             read_bytes=io[1], write_bytes=io[2], majflt=stat.majflt, name=str(info["name"]), cmdline=cmdline,
-            exit_code=exit_code_of_wait_status(stat.exit_code) if zombie_code_readable else None,
+            exit_code=exit_code_of_wait_status(stat.exit_code) if zombie_code_readable and stat.exit_code is not None
+            else None,
             exit_hidden=stat.state == "Z" and stat.exit_code is not None and not zombie_code_readable,
             state=stat.state, threads=stat.num_threads, wchan=wchan if isinstance(wchan, str) else None,
             io=(io[1], io[2]) if io[1] is not None and io[2] is not None else None,

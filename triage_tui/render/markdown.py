@@ -71,8 +71,9 @@ def _summary(moments: Sequence[Moment]) -> list[str]:
     capture = moments[-1].stacks
     v = verdict(hypotheses, len(moments), last.taken_at - first.taken_at, capture is not None)
     top = next((h for h in hypotheses if h.id == v.hypothesis_id), None) if v.reached else None
-    said = f"{v.status}: {v.title} (`{v.hypothesis_id}`, score {top.score:.2f})" if top is not None else verdict_text(v)
-    lines = ["## Summary", "", f"**Verdict:** {md_inline(said)}"]
+    said = (f"{v.status}: {md_inline(v.title)} ({md_code(v.hypothesis_id)}, score {top.score:.2f})" if top is not None
+            else md_inline(verdict_text(v)))
+    lines = ["## Summary", "", f"**Verdict:** {said}"]
     if top is not None:
         evidence = strongest_evidence(top, 3)
         if evidence:

@@ -179,7 +179,7 @@ class ProcessesPane(Pane):
         extra = f" · filter '{self.filter_text}'" if self.filter_text else ""
         tags = f" · {len(self.tagged)} tagged" if self.tagged else ""
         order = f"sort {self.sort}{' reversed' if self.reverse else ''}{' · flat' if self.flat else ''}"
-        self.border_subtitle = Text(visible(f"{len(self.rows)}/{len(procs)} rows · {order}{extra}{tags}"))  # type: ignore[assignment]
+        self.border_subtitle = Text(visible(f"{len(self.rows)}/{len(procs)} rows · {order}{extra}{tags}"))
 
     def _rows_to_show(self, view: View) -> tuple[ProcessInfo, ...]:
         """The snapshot's rows; when the whole target is gone, the last rows seen alive, marked gone,
