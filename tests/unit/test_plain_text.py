@@ -104,3 +104,20 @@ def test_stacks_text_and_json_faces_hold_no_raw_control() -> None:
 
 def test_terminal_text_keeps_lines_and_escapes_the_rest() -> None:
     assert terminal_text("a\n\tb\x1b[2J\u202e") == "a\n\tb\\x1b[2J\\u202e"
+
+
+def test_the_job_report_shows_hostile_node_text_inert_and_escaped() -> None:
+    from triage_tui.model.job import JobDiagnosis, JobHypothesis, JobMoment, JobStackGroup, NodeSummary, RankRef
+    from triage_tui.render.job_markdown import render_job_markdown, render_job_stacks
+
+    frames = tuple(Frame(s, s, 1) for s in HOSTILE[:4])
+    nodes = tuple(NodeSummary(node=f"n{i}", reachable=i % 2 == 0, reason=s, gpus=s, top_cause="oom", top_title=s)
+                  for i, s in enumerate(HOSTILE))
+    hyps = tuple(JobHypothesis("node-differs", s, "likely", 0.8, node="n0", for_=(s,), next_check=s) for s in HOSTILE[:3])
+    groups = (JobStackGroup(frames, (RankRef("n0", 1),), ("n0",), "collective", True, HOSTILE[15]),)
+    moment = JobMoment(taken_at=1_780_000_000.0, evidence=(), diagnosis=JobDiagnosis(1_780_000_000.0, nodes, hyps, groups))
+    for text in (render_job_markdown(moment), render_job_stacks(moment)):  # stacks is plain text: no control
+        assert raw_controls(text) == []
+    md = render_job_markdown(moment)
+    assert _fences_balanced(md) and not re.search(r"(?<!\\)<(script|img)", md)
+    assert "\\x1b\\[2J" in md and "a\\|b\\|c" in md  # escaped, and a pipe never splits a table cell

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from ..model.job import JobHypothesis, JobMoment, JobStackGroup, NodeSummary
 from ..model.text_format import clock
 from .figures import duration
+from .plain_text import md_code, md_inline, terminal_text, visible
 
 
 def _clock(at: float | None) -> str:
@@ -15,7 +16,8 @@ def _clock(at: float | None) -> str:
 
 
 def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    # a node's reason and states quote what the node said: literal, one line, no cell break
+    return md_inline(text)
 
 
 def _states(summary: NodeSummary) -> str:
@@ -26,10 +28,10 @@ def _verdict(hypotheses: Sequence[JobHypothesis]) -> list[str]:
     if not hypotheses:
         return ["**No job-level verdict yet**: no node has a cause above unlikely."]
     top = hypotheses[0]
-    lines = [f"**Verdict: {top.title}** — {top.id}, {top.status} ({top.score:.2f})", ""]
-    lines += [f"- {row.strip()}" for row in top.for_[:6]]
+    lines = [f"**Verdict: {md_inline(top.title)}** — {md_inline(top.id)}, {top.status} ({top.score:.2f})", ""]
+    lines += [f"- {md_inline(row.strip())}" for row in top.for_[:6]]
     if top.next_check:
-        lines += ["", f"Next check: `{top.next_check}`"]
+        lines += ["", f"Next check: {md_code(top.next_check)}"]
     return lines
 
 
@@ -52,10 +54,10 @@ def _groups(groups: Sequence[JobStackGroup]) -> list[str]:
         return []
     lines = ["## Stacks across the job", ""]
     for g in groups[:12]:
-        where = ", ".join(f"{r.node}:{r.pid}" for r in g.ranks[:8]) + (" …" if len(g.ranks) > 8 else "")
-        odd = f" — **odd one out**, departs at `{g.departs_at}`" if g.odd_one_out else ""
+        where = md_inline(", ".join(f"{r.node}:{r.pid}" for r in g.ranks[:8])) + (" …" if len(g.ranks) > 8 else "")
+        odd = f" — **odd one out**, departs at {md_code(g.departs_at)}" if g.odd_one_out else ""
         inner = g.frames[0].function if g.frames else "kernel"
-        lines.append(f"- {len(g.ranks)} ranks on {len(g.nodes)} node(s) in `{inner}` ({g.wait_kind}): {where}{odd}")
+        lines.append(f"- {len(g.ranks)} ranks on {len(g.nodes)} node(s) in {md_code(inner)} ({g.wait_kind}): {where}{odd}")
     if len(groups) > 12:
         lines.append(f"- {len(groups) - 12} more groups")
     return lines
@@ -64,8 +66,8 @@ def _groups(groups: Sequence[JobStackGroup]) -> list[str]:
 def _job_hypotheses(hypotheses: Sequence[JobHypothesis]) -> list[str]:
     lines = ["## Job hypotheses", ""]
     for n, h in enumerate(hypotheses, 1):
-        lines.append(f"{n}. **{h.title}** — {h.id}, {h.status} ({h.score:.2f})")
-        lines += [f"   - {row.strip()}" for row in h.for_[:6]]
+        lines.append(f"{n}. **{md_inline(h.title)}** — {md_inline(h.id)}, {h.status} ({h.score:.2f})")
+        lines += [f"   - {md_inline(row.strip())}" for row in h.for_[:6]]
     return lines if hypotheses else []
 
 
@@ -80,7 +82,7 @@ def render_job_markdown(moment: JobMoment) -> str:
         _groups(d.stack_groups),
         _job_hypotheses(d.hypotheses[1:]) if len(d.hypotheses) > 1 else [],
     ]
-    return "\n\n".join("\n".join(s) for s in sections if s) + "\n"
+    return terminal_text("\n\n".join("\n".join(s) for s in sections if s) + "\n")
 
 
 def render_job_stacks(moment: JobMoment) -> str:
@@ -88,8 +90,8 @@ def render_job_stacks(moment: JobMoment) -> str:
     lines = [f"Stacks of {len(d.nodes)} nodes, captured at {_clock(moment.taken_at)}."]
     for s in d.nodes:
         if not s.reachable:
-            lines.append(f"{s.node}: not captured: {s.reason}")
+            lines.append(visible(f"{s.node}: not captured: {s.reason}"))
     if d.odd_ranks:
-        lines.append("Odd one out: " + ", ".join(f"PID {r.pid} on {r.node}" for r in d.odd_ranks))
+        lines.append(visible("Odd one out: " + ", ".join(f"PID {r.pid} on {r.node}" for r in d.odd_ranks)))
     lines += _groups(d.stack_groups) or ["No stack group across nodes (a node had no capture)."]
     return "\n".join(lines) + "\n"
