@@ -17,6 +17,10 @@ LINE_SIGNALS: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple((s.id, s.mean
 _PROGRESS = re.compile(r"(\d{1,3}(?:\.\d{1,3})?)\s?%|(\d{1,9})\s{0,4}/\s{0,4}(\d{1,9})\s{0,4}\[")
 
 
+# a training or serving loop's own counter ("step 80", "iter 12", "epoch 3", "batch=40"): when it rises during the
+# watch the loop is moving; a heartbeat or a watchdog repeats a line or counts seconds, never steps
+_STEP_COUNTER = re.compile(r"(?<![A-Za-z])(step|iter|iteration|epoch|batch)s?\b[\s:=#\[]{0,3}(\d{1,12})", re.I)
+
 GENERIC = frozenset(s.id for s in LEXICON if s.generic)  # only when nothing more specific matched the line
 
 
@@ -57,3 +61,13 @@ def classify_last_line(line: str, level: str = "info") -> str:
     if re.search(r"time(d)? ?out", text, re.I):
         return "timeout"
     return "error" if level == "error" else "text"
+
+
+def step_counter(lines: Iterable[str]) -> tuple[str, int] | None:
+    """The last loop counter in the lines ("step", 80) — the newest line that names one — else None."""
+    found = None
+    for line in lines:
+        m = _STEP_COUNTER.search(line)
+        if m:
+            found = (m.group(1).lower(), int(m.group(2)))
+    return found

@@ -144,6 +144,8 @@ ROWS: tuple[Row, ...] = (
     Row("wait-for-missing-rank", "wait-hub & !stacks-odd-rank", 0.45, "the process everyone waits on is the one to look at"),
     Row("wait-for-missing-rank", "wait-cycle & !stacks-odd-rank", -0.3, "they wait on each other, not on a missing rank"),
     Row("wait-for-missing-rank", "one-busy-others-idle", 0.2, "the busy one is late"),
+    Row("wait-for-missing-rank", "stacks-odd-rank & stacks-odd-running", 0.2,
+        "the rank the others wait for is running code of its own: it is late, and it is the one to look at"),
     Row("wait-for-missing-rank", "log-barrier-timeout", 0.15, "a waiter gave up: the slow one is elsewhere"),
     Row("wait-for-missing-rank", "log-nccl-timeout", 0.1),
     Row("wait-for-missing-rank", "log-shm-broadcast", 0.1),
@@ -153,6 +155,7 @@ ROWS: tuple[Row, ...] = (
     Row("wait-for-missing-rank", "stacks-different-collectives", -0.2),
     Row("wait-for-missing-rank", "port-answering", -0.4),
     Row("wait-for-missing-rank", "log-progress", -0.3),
+    Row("wait-for-missing-rank", "log-steps-advancing", -0.3, "the log's step counter rises: the loop moves"),
     Row("wait-for-missing-rank", "worker-exited | log-worker-exited", -0.2, "the missing rank is dead, not late"),
     Row("wait-for-missing-rank", "zombie", -0.2),
     Row("wait-for-missing-rank", "stopped-process", -0.3),
@@ -168,6 +171,7 @@ ROWS: tuple[Row, ...] = (
     Row("collective-hang", "stacks-different-collectives", -0.4),
     Row("collective-hang", "stacks-lock-wait", -0.2),
     Row("collective-hang", "port-answering", -0.4),
+    Row("collective-hang", "log-steps-advancing", -0.3, "the log's step counter rises: the loop moves"),
     # collective-mismatch
     Row("collective-mismatch", "stacks-different-collectives", 0.7),
     Row("collective-mismatch", "log-nccl-timeout", 0.1),
@@ -190,6 +194,7 @@ ROWS: tuple[Row, ...] = (
     Row("deadlock", "busy-process", -0.2),
     Row("deadlock", "port-answering", -0.2),
     Row("deadlock", "log-active", -0.2),
+    Row("deadlock", "log-steps-advancing", -0.3, "the log's step counter rises: the loop moves"),
     Row("deadlock", "stacks-same-collective", -0.2),
     # crashed-worker
     Row("crashed-worker", "worker-exited", 0.6),
@@ -259,9 +264,14 @@ ROWS: tuple[Row, ...] = (
     Row("busy-loop", "stacks-running & runnable-starved", 0.35,
         "runnable at every look and running code, never waiting: a loop that wants all the CPU on a crowded machine"),
     Row("busy-loop", "log-silent", 0.1),
+    # one rank looping while the others wait for it in a collective: the loop is why that rank is late, and the
+    # job's cause is the wait (which names the rank); a busy loop alone would not stop the others
+    Row("busy-loop", "stacks-odd-rank & stacks-odd-running", -0.25,
+        "the other ranks wait for the looping one: the job waits on that rank"),
     Row("busy-loop", "compiler-running", -0.4, "the CPU goes to a compile"),
     Row("busy-loop", "stacks-compile", -0.3),
     Row("busy-loop", "log-progress", -0.3),
+    Row("busy-loop", "log-steps-advancing", -0.3, "the log's step counter rises: the loop moves"),
     Row("busy-loop", "io-reading", -0.2),
     Row("busy-loop", "port-answering", -0.2),
     Row("busy-loop", "gpu-computing", -0.2),
