@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ..parse.signal_lexicon import LEXICON
+from ..parse.signal_lexicon import LEXICON, scan_line
 
 # (observation id, what it means, pattern): the lexicon's rows (parse/signal_lexicon.py holds them with their sources)
 LINE_SIGNALS: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple((s.id, s.means, s.pattern) for s in LEXICON)
@@ -28,10 +28,8 @@ def scan_log_lines(lines: Iterable[str]) -> list[tuple[str, str, str]]:
     """(id, description, last matching line) for each signal found, one per id; a line may carry several."""
     found: dict[str, tuple[str, str, str]] = {}
     for line in lines:
-        hits = [(oid, text) for oid, text, pattern in LINE_SIGNALS if pattern.search(line.strip())]
-        specific = [h for h in hits if h[0] not in GENERIC]
-        for oid, text in specific or hits[:1]:
-            found[oid] = (oid, text, line.strip())
+        for sig in scan_line(line):  # the paste and the live tail read a line the same way
+            found[sig.id] = (sig.id, sig.means, line.strip())
     return list(found.values())
 
 
