@@ -20,17 +20,25 @@ from triage_tui.collect import memory as memory_module
 from triage_tui.collect import processes as processes_module
 from triage_tui.collect.logs import RECHECK_TICKS, LogsCollector
 from triage_tui.collect.memory import SmapsFigure, SmapsReader
+from triage_tui.collect.proc_table import read_proc_table
 from triage_tui.collect.processes import ProcessCollector, read_run_count
 from triage_tui.host.base import CollectOptions
 from triage_tui.model.snapshot import ProcessInfo
+from triage_tui.parse.procfs import parse_stat
 
 SLEEPER = r'''
 import os, sys
 ready, go = int(sys.argv[1]), int(sys.argv[2])
-blobs = []
+blobs, files = [], []
 os.write(ready, b"R")
-while os.read(go, 1):
-    blobs.append(b"\x01" * (16 << 20))  # 16 MiB, every page written
+while True:
+    order = os.read(go, 1)
+    if not order:
+        break
+    if order == b"f":
+        files.append(os.open(os.devnull, os.O_RDONLY))  # one more open fd, nothing else
+    else:
+        blobs.append(b"\x01" * (16 << 20))  # 16 MiB, every page written
     os.write(ready, b"D")
 '''
 
@@ -48,6 +56,10 @@ class Sleeper:
 
     def grow(self) -> None:
         os.write(self.go, b"g")
+        assert os.read(self.ready, 1) == b"D"
+
+    def open_file(self) -> None:
+        os.write(self.go, b"f")
         assert os.read(self.ready, 1) == b"D"
 
     def wait_asleep(self, limit_s: float = 60.0) -> None:
@@ -227,3 +239,56 @@ def test_the_carried_row_equals_the_row_a_full_read_builds(sleeper: Sleeper, mon
         rows["full"] += full.collect([pid])
     assert rows["carried"][-1] == rows["full"][-1]  # every field, deltas and figures alike
     assert rows["carried"][-1].ctx_voluntary_delta == 0 and rows["carried"][-1].num_fds == rows["full"][-1].num_fds
+
+
+def _settled_tick(collector: ProcessCollector, pid: int, previous: ProcessInfo) -> ProcessInfo:
+    """Ticks until one reads nothing but schedstat (a stray wake-up makes a tick read again)."""
+    for _ in range(50):
+        before = dict(collector.reads)
+        (row,) = collector.collect([pid])
+        read = {k: v - before.get(k, 0) for k, v in collector.reads.items() if v != before.get(k, 0)}
+        if set(read) <= {"schedstat"}:
+            return row
+    pytest.fail("a child blocked on a pipe was re-read on every tick")
+
+
+def test_an_idle_process_costs_one_schedstat_read_and_keeps_its_row_object(sleeper: Sleeper) -> None:
+    """Counted by the collector: a process that did not run is not re-read (status, io, wchan, fd
+    count), and its row is last tick's object; the tick after it ran, everything is read again."""
+    if read_run_count(sleeper.proc.pid) is None:
+        pytest.skip("no /proc/PID/schedstat (CONFIG_SCHED_INFO): every tick reads status")
+    pid = sleeper.proc.pid
+    sleeper.wait_asleep()
+    collector = ProcessCollector()
+    (first,) = collector.collect([pid])
+    assert {"status", "io", "wchan", "fds"} <= set(collector.reads)
+    settled = _settled_tick(collector, pid, first)
+    reads_before = dict(collector.reads)
+    (again,) = collector.collect([pid])
+    if dict(collector.reads) == {**reads_before, "schedstat": reads_before["schedstat"] + 1}:
+        assert again is settled  # nothing differs: the same row, so the engine and recorder can skip it
+
+    sleeper.open_file()  # it runs: opens one fd and sleeps again
+    counted = dict(collector.reads)
+    (woken,) = collector.collect([pid])
+    for kind in ("status", "io", "wchan", "fds"):
+        assert collector.reads[kind] == counted.get(kind, 0) + 1, kind
+    assert woken is not settled
+    assert woken.num_fds == settled.num_fds + 1  # type: ignore[operator]  # the carried count is not shown as current
+    assert woken.ctx_voluntary_delta >= 1  # type: ignore[operator]
+
+
+def test_an_unchanged_stat_line_is_not_parsed_again(sleeper: Sleeper) -> None:
+    pid = sleeper.proc.pid
+    sleeper.wait_asleep()
+    first = read_proc_table()
+    second = read_proc_table(previous=first)
+    for _ in range(50):  # a stray wake-up can move its line
+        if second.lines[pid] == first.lines[pid]:
+            break
+        first, second = second, read_proc_table(previous=second)
+    assert second.stats[pid] is first.stats[pid] and pid not in second.parsed
+    sleeper.grow()  # its RSS in the stat line moves
+    third = read_proc_table(previous=second)
+    assert pid in third.parsed and third.stats[pid].rss_pages > second.stats[pid].rss_pages
+    assert third.stats[pid] == parse_stat(third.lines[pid].decode())  # the line read this pass, parsed

@@ -115,3 +115,47 @@ def test_root_never_runs_the_watched_users_interpreter_py_spy_or_modules(
             target.kill()
             target.wait(timeout=30)
         shutil.rmtree(planted, ignore_errors=True)
+
+
+@pytest.fixture
+def login_user() -> Iterator[str]:
+    """An unprivileged account that can log in over the test sshd (its AuthorizedKeysFile is shared)."""
+    if os.geteuid() != 0:
+        pytest.fail("the privilege test runs as root (CI does): it creates a user")
+    name = "trs" + uuid.uuid4().hex[:8]
+    # "*": no password, yet not locked (sshd without PAM refuses a locked "!" account even with a key)
+    subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", "-p", "*", name], check=True, timeout=60)
+    try:
+        yield name
+    finally:
+        subprocess.run(["userdel", name], check=False, timeout=60)
+
+
+@pytest.mark.parametrize("agentless", [False, True], ids=["agent", "agentless"])
+def test_a_stack_capture_refused_by_ptrace_says_so_in_both_modes(
+        ssh_env: SshEnv, login_user: str, sleeper_tree: subprocess.Popen, agentless: bool) -> None:
+    """#16: an SSH user who may not ptrace root's processes is told why and what to do, in agent mode as in
+    agentless mode — never a capture with no error and no threads ("waits on: unknown")."""
+    # sshd reads a user's authorized keys as that user: the shared file lies in a root-only directory
+    keys = Path(f"/tmp/triage-keys-{uuid.uuid4().hex[:8]}")
+    keys.mkdir(mode=0o755)
+    shutil.copy(ssh_env.directory / "authorized_keys", keys / "authorized_keys")
+    (keys / "authorized_keys").chmod(0o644)
+    server = ssh_env.sshd(extra=f"Match User {login_user}\n  AuthorizedKeysFile {keys}/authorized_keys\n")
+    ssh_env.trust(server)
+    ssh_env.write_config(host_block("node", server, ssh_env.user_key).replace("User root", f"User {login_user}"))
+    node = Node(ssh_env, server)
+    host = SshHost(node.options(), agentless=agentless)
+    try:
+        resolved = host.resolve([str(sleeper_tree.pid)])
+        host.collect(resolved, CollectOptions())
+        assert host.mode == ("agentless" if agentless else "agent"), host.mode_notes
+        capture = host.capture_stacks([sleeper_tree.pid], StackOptions(timeout_s=20))
+        [stacks] = [ps for ps in capture.processes if ps.pid == sleeper_tree.pid]
+        assert stacks.error is not None, stacks
+        text = f"{stacks.error.reason} {stacks.error.hint}"
+        assert "permission denied" in text, text
+        assert "ssh as the process's user or as root" in text, text  # the fix names the SSH side, not sudo here
+    finally:
+        host.close()
+        shutil.rmtree(keys, ignore_errors=True)

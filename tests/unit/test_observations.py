@@ -159,6 +159,21 @@ def test_log_progress_moving_between_looks() -> None:
     assert "log-progress" not in ids(still)
 
 
+def test_a_step_counter_rising_during_the_watch_is_progress_without_cpu() -> None:
+    """A training loop that sleeps between steps (or waits on its GPU) shows no CPU and still moves."""
+    def watch(*lines_per_look):
+        return ids(series([Snapshot(processes=(proc(1, cpu_time=1.0),), logs=(_log(0.5, *lines, written_at=T0 + 1.0),))
+                           for lines in lines_per_look], 2.0))
+    moving = watch(("rank 0: step 79 loss 0.2",), ("rank 0: step 79 loss 0.2", "rank 0: step 80 loss 0.1"))
+    assert "step 79 → 80" in moving["log-steps-advancing"][0].text
+    assert "progress-seen" in moving
+    # the same line again is a heartbeat, not a step; a counter of seconds is a watchdog, not a loop
+    assert "log-steps-advancing" not in watch(("step 80",), ("step 80",))
+    waited = watch(("still waiting, 30 s",), ("still waiting, 60 s",))
+    assert "log-steps-advancing" not in waited and "progress-seen" not in waited
+    assert "log-steps-advancing" not in watch(("step 80",))  # one look shows no rise
+
+
 def test_ports() -> None:
     refused = ids(snaps([proc(1)], ports=PortReport(probes=(PortProbe(8000, "127.0.0.1", "refused"),))))
     assert refused["port-refused"][0].figures["port"] == 8000

@@ -227,3 +227,32 @@ def test_a_schema_1_record_reads_back_as_moments() -> None:
         assert moment.diagnosis.changes == written.diagnosis.changes  # from the "changes" records
         assert moment.stacks == (odd_capture(moment.taken_at - 1.0 - 2.0 * (tick - 3)) if tick >= 3 else None)
     assert [line for _, line in recording.changes] == [line for t in range(6) for line in demo_change(t)]
+
+
+def test_repeated_observation_ids_are_written_as_deltas(tmp_path: Path) -> None:
+    """Four OOM kills in the kernel log are four "oom-kill" observations: the moments after the first
+    are still deltas (they were each written whole: 1.4 MB a refresh at 1,000 processes), and the
+    n-th observation of an id that changed reads back as that one."""
+    from triage_tui.model.diagnosis import Observation
+
+    path = tmp_path / "r.jsonl"
+    recorder = Recorder(path)
+    moments = []
+    for tick in range(5):
+        base = demo_moment(tick)
+        kills = tuple(Observation("oom-kill", f"PID {9000 + k} killed by the OOM killer", "kernel", 1000.0 + k,
+                                  {"pid": 9000 + k}, (9000 + k,)) for k in range(3 + (tick >= 3)))
+        if tick >= 2:  # the second kill's text changes: only it is written
+            kills = (kills[0], dataclasses.replace(kills[1], text="PID 9001 killed (again)"), *kills[2:])
+        moment = dataclasses.replace(base, diagnosis=dataclasses.replace(
+            base.diagnosis, observations=base.diagnosis.observations + kills))
+        recorder.write_moment(moment)
+        moments.append(moment)
+    recorder.close()
+
+    records = [r for r in record_lines(path) if r["kind"] == "snapshot"]
+    assert ["full" in r for r in records] == [True, False, False, False, False]
+    seq = records[2]["diagnosis"]["seq"]["observations"]
+    kills_written = [e for e in seq if isinstance(e, dict) and str(e.get("key")).startswith("oom-kill")]
+    assert kills_written == [{"key": "oom-kill#1", "set": {"text": "PID 9001 killed (again)"}}]
+    assert read_record(path).moments == moments

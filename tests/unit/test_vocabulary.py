@@ -21,7 +21,6 @@ INFORMATIONAL = {
     "stacks-failed": "says which processes' stacks could not be read",
     "stacks-subprocess": "a main thread waiting for a child: shown, no cause rests on it yet",
     "log-timeout": "a generic timeout line, shown; the specific NCCL/barrier ones are evidence",
-    "log-nccl-debug": "NCCL_DEBUG=INFO output: context for the reader",
     "oom-kill-elsewhere": "an OOM kill of another program: shown, deliberately not counted",
     "segfault-elsewhere": "a segfault of another program: shown, deliberately not counted",
     "prose-gpu-idle": "a figure quoted in prose: shown, no rule rests on prose alone",

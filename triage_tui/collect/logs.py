@@ -402,26 +402,34 @@ class _StreamLinks:
     """discover_log_paths across ticks: a process's fd 1 and 2 links are read when it is first seen
     and then every RECHECK_TICKS ticks (staggered by PID), not every tick: reading two links of each
     of 1,000 processes was a fifth of a refresh, and a process rarely points its stdout elsewhere
-    once running (when it does, the new file is found within RECHECK_TICKS ticks)."""
+    once running (when it does, the new file is found within RECHECK_TICKS ticks). A row that is
+    last tick's very object belongs to a process that has not run since (collect/processes.py):
+    it opened nothing, so its links are not re-read on its turn either."""
 
     def __init__(self, proc_root: str) -> None:
         self.proc_root = proc_root
         self._tick = 0
         self._links: dict[tuple[int, object], tuple[Stream, ...]] = {}
+        self._rows: dict[tuple[int, object], object] = {}
+        self.rechecks = 0  # written_targets calls, for the tests
 
     def paths(self, processes: Sequence[Union[ProcessInfo, int]]) -> list[tuple[str, str]]:
         self._tick += 1
         links: dict[tuple[int, object], tuple[Stream, ...]] = {}
+        rows: dict[tuple[int, object], object] = {}
         ordered = []
         for p in processes:
             pid, started = (p, None) if isinstance(p, int) else (p.pid, p.start_time)
             key = (pid, started if isinstance(started, float) else None)  # a reused PID is a new process
             streams = self._links.get(key)
-            if streams is None or (pid + self._tick) % RECHECK_TICKS == 0:
+            if streams is None or ((pid + self._tick) % RECHECK_TICKS == 0
+                                   and (isinstance(p, int) or self._rows.get(key) is not p)):
                 streams = written_targets(pid, self.proc_root)
+                self.rechecks += 1
             links[key] = streams
+            rows[key] = p
             ordered.append((pid, streams))
-        self._links = links  # processes gone from the tree are forgotten
+        self._links, self._rows = links, rows  # processes gone from the tree are forgotten
         return _pick_files(ordered, self.proc_root)
 
 

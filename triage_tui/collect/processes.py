@@ -20,6 +20,12 @@ RSS pages (in the stat line already read) are unchanged, it has not run, so its 
 UID and NSpid are the same, and its memory figures too: its RSS can only shrink by reclaim while
 it sleeps, and RSS pages would show that. Where schedstat is missing (no CONFIG_SCHED_INFO),
 status is read every tick.
+
+Such a process costs one schedstat read and nothing else: its open-fd count is carried too (only
+its own system calls open or close its fds; it made none), and when its row would hold the same
+figures as last tick's (its deltas were zero already, the same PSS figure, the same parent) the
+row *is* last tick's object, so the engine, the recorder and the app can skip it by identity.
+`reads` counts every per-process read by kind, for the tests and the benchmarks.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from __future__ import annotations
 import os
 import pwd
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Optional
@@ -68,6 +75,8 @@ class _Sample:  # mutable: an unchanged process's sample is carried forward in p
     rss_pages: int = -1
     run_count: Optional[int] = None  # schedstat pcount (single-threaded processes only)
     row: Optional[ProcessInfo] = None  # the row this sample's tick produced
+    quiet: bool = False  # `row` was built by the not-run path: zero deltas, PSS figures from `extra`
+    extra: Optional[Mapping[str, object]] = None  # the PSS fields `row` was built with (None: none)
 
 
 _PSS_FIELDS = ("pss_bytes", "uss_bytes", "swap_bytes", "pss_read_at")
@@ -185,6 +194,8 @@ class ProcessCollector:
         self._exited: list[ExitedProcess] = []
         self._boot_time = boot_time()
         self._cmdlines: dict[tuple[int, int, str], tuple[str, ...]] = {}
+        # per-process reads by kind ("status", "io", "wchan", "fds", "schedstat", "threads"), since start
+        self.reads: Counter[str] = Counter()
 
     @property
     def exited(self) -> tuple[ExitedProcess, ...]:
@@ -272,16 +283,20 @@ class ProcessCollector:
         status_error: Optional[Unavailable] = None
         ticks = stat.utime + stat.stime
         # read before status: should it run in between, the next tick sees a new count and re-reads
-        run_count = read_run_count(pid) if stat.num_threads == 1 and stat.state != "Z" else None
+        run_count = None
+        if stat.num_threads == 1 and stat.state != "Z":
+            run_count = read_run_count(pid)
+            self.reads["schedstat"] += 1
         unchanged = _status_unchanged(before, stat, ticks, run_count)
         if unchanged and before is not None and now > before.at:
-            row = self._unchanged_row(pid, stat, before, now, cmdline, extra)
+            row = self._unchanged_row(stat, before, now, cmdline, extra)
             if row is not None:
                 return row, before
         try:
             if unchanged and before is not None:
                 status = before.status
             else:
+                self.reads["status"] += 1
                 status = parse_status_numbers(read_text(f"{base}/status"))
         except OSError as exc:
             status_error = _denied_or_gone(exc, "status")
@@ -315,10 +330,10 @@ class ProcessCollector:
             info["major_faults_delta"] = stat.majflt - before.majflt
         info.update(self._status_figures(stat, status, status_error, before))
         carried_io = before.io if idle and before is not None and stat.num_threads == 1 == before.threads else None
-        io = self._io(base, before, vanished is None, carried_io)
+        io = self._io(base, before, vanished is None, carried_io, self.reads)
         info.update(io[0])
         carried_wchan = before.wchan if idle and before is not None else None
-        info.update(self._cheap_reads(pid, base, stat, vanished is None, carried_wchan))
+        info.update(self._cheap_reads(pid, base, stat, vanished is None, carried_wchan, self.reads))
         if vanished is not None:
             info["exited"] = True
             info["error"] = vanished
@@ -342,27 +357,28 @@ class ProcessCollector:
         return sample.row, sample
 
     @staticmethod
-    def _unchanged_row(pid: int, stat: ProcStat, before: _Sample, now: float, cmdline: tuple[str, ...],
+    def _unchanged_row(stat: ProcStat, before: _Sample, now: float, cmdline: tuple[str, ...],
                        extra: Optional[Mapping[str, object]]) -> Optional[ProcessInfo]:
         """The row of a process that has provably not run since `before` (see module doc): last
-        tick's row with zero deltas, this tick's fd count, parent, and PSS figures. None when
-        last tick's row lacks a figure this path would carry (then the full path reads it)."""
+        tick's row with zero deltas, its fd count, this tick's parent and PSS figures — last tick's
+        row object itself when none of those differ from it. None when last tick's row lacks a
+        figure this path would carry (then the full path reads it)."""
         row = before.row
-        if row is None or row.exited or row.error is not None or before.wchan is None or before.io is None:
+        if (row is None or row.exited or row.error is not None or before.wchan is None or before.io is None
+                or not isinstance(row.num_fds, int)):
             return None
-        try:
-            fds = open_fd_count(pid)
-        except OSError:
-            return None  # gone or denied: the full path words it
+        before.at = now
+        extra = extra or None
+        if before.quiet and row.ppid == stat.ppid and row.cmdline is cmdline and extra == before.extra:
+            return row
         changes: dict[str, object] = dict(_ZERO_DELTAS)
         changes.update(_PSS_DEFAULTS)
         if extra:
             changes.update(extra)
-        changes["num_fds"] = fds
         changes["ppid"] = stat.ppid  # a parent that exits re-parents its child, which need not run
         changes["cmdline"] = cmdline
-        before.at = now
         before.row = out = _row_like(row, changes)
+        before.quiet, before.extra = True, extra
         return out
 
     @staticmethod
@@ -393,8 +409,8 @@ class ProcessCollector:
         return out
 
     @staticmethod
-    def _io(base: str, before: Optional[_Sample], alive: bool,
-            carried: Optional[tuple[int, int]] = None) -> tuple[dict[str, object], Optional[int], Optional[int]]:
+    def _io(base: str, before: Optional[_Sample], alive: bool, carried: Optional[tuple[int, int]],
+            reads: Counter[str]) -> tuple[dict[str, object], Optional[int], Optional[int]]:
         """read_bytes / write_bytes from /proc/PID/io (root or the same user; ptrace-mode read).
         `carried`: last tick's values of a process that has not run since (the read is skipped)."""
         if not alive:
@@ -405,6 +421,7 @@ class ProcessCollector:
         if carried is not None:
             read_bytes, write_bytes = carried
         else:
+            reads["io"] += 1
             try:
                 table = parse_kb_table(read_text(f"{base}/io"))
             except OSError as exc:
@@ -422,8 +439,8 @@ class ProcessCollector:
         return out, read_bytes, write_bytes
 
     @staticmethod
-    def _cheap_reads(pid: int, base: str, stat: ProcStat, alive: bool, carried_wchan: Optional[str] = None
-                     ) -> dict[str, object]:
+    def _cheap_reads(pid: int, base: str, stat: ProcStat, alive: bool, carried_wchan: Optional[str],
+                     reads: Counter[str]) -> dict[str, object]:
         """wchan, open fd count, per-thread states: each may fail on its own. `carried_wchan`: the
         wchan file's text last tick, for a process whose main thread has not run since."""
         out: dict[str, object] = {}
@@ -431,6 +448,8 @@ class ProcessCollector:
             gone = Unavailable("exited during this read")
             return {"wchan": gone, "num_fds": gone}
         try:
+            if carried_wchan is None:
+                reads["wchan"] += 1
             wchan = carried_wchan if carried_wchan is not None else read_text(f"{base}/wchan").strip()
             # "0" means running, or that the kernel hides the symbol (kptr_restrict)
             out["wchan"] = wchan if wchan and wchan != "0" else ("" if stat.state == "R" else Unavailable(
@@ -440,6 +459,7 @@ class ProcessCollector:
         if stat.state == "Z":
             out["num_fds"] = Unavailable("zombie: no open files left")
         else:
+            reads["fds"] += 1
             try:
                 out["num_fds"] = open_fd_count(pid)
             except OSError as exc:
@@ -447,6 +467,7 @@ class ProcessCollector:
         if stat.num_threads == 1:
             out["thread_states"] = {stat.state: 1}  # the only thread's state is the process's
         else:
+            reads["threads"] += 1
             try:
                 out["thread_states"] = thread_states(pid)
             except OSError:

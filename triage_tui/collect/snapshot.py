@@ -71,6 +71,7 @@ class SnapshotCollector:
         self.ports = PortCollector()
         self.waits = WaitCollector()
         self._last_at: Optional[float] = None
+        self._table: Optional[ProcTable] = None  # the last /proc pass: its unchanged stat lines are not parsed again
         self._seen_pids: set[int] = set()
         self._environ_cache: dict[tuple[int, object], dict[str, str]] = {}
 
@@ -100,7 +101,7 @@ class SnapshotCollector:
         tables: list[ProcTable] = []
 
         def read_processes() -> tuple[ProcessInfo, ...]:
-            table = read_proc_table()
+            table = self._table = read_proc_table(previous=self._table)
             tables.append(table)
             return self.processes.collect(tree_pids(target, table), table, self._smaps_fields())
 

@@ -16,19 +16,13 @@ import struct
 from collections.abc import Callable
 from typing import NamedTuple
 
-NETLINK_SOCK_DIAG = 4
-SOCK_DIAG_BY_FAMILY = 20
-NLM_F_REQUEST = 0x1
-NLM_F_DUMP = 0x300
-NLMSG_ERROR = 2
-NLMSG_DONE = 3
-_HEADER = struct.Struct("=IHHII")  # struct nlmsghdr
+from .sock_diag import sock_diag_dump
+
 _INET_REQ = struct.Struct("=BBBBI")  # struct inet_diag_req_v2, then a 48-byte inet_diag_sockid
 _UNIX_REQ = struct.Struct("=BBHIIIII")  # struct unix_diag_req
 _ATTR = struct.Struct("=HH")  # struct rtattr
 UDIAG_SHOW_NAME, UDIAG_SHOW_PEER, UDIAG_SHOW_RQLEN = 0x1, 0x4, 0x10
 UNIX_DIAG_NAME, UNIX_DIAG_PEER, UNIX_DIAG_RQLEN = 0, 2, 4
-TIMEOUT_S = 1.0
 
 TCP_STATES = {1: "ESTABLISHED", 2: "SYN_SENT", 3: "SYN_RECV", 4: "FIN_WAIT1", 5: "FIN_WAIT2", 6: "TIME_WAIT",
               7: "CLOSE", 8: "CLOSE_WAIT", 9: "LAST_ACK", 10: "LISTEN", 11: "CLOSING"}
@@ -58,31 +52,6 @@ def address_text(raw: bytes, port: int, family: int) -> str:
     if v6.ipv4_mapped is not None:
         return f"{v6.ipv4_mapped}:{port}"
     return f"[{v6}]:{port}"
-
-
-def _dump(request: bytes, parse: Callable[[bytes, int, int], SocketEnd]) -> list[SocketEnd]:
-    message = _HEADER.pack(_HEADER.size + len(request), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0) + request
-    found: list[SocketEnd] = []
-    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC, NETLINK_SOCK_DIAG) as sock:
-        sock.settimeout(TIMEOUT_S)
-        sock.sendto(message, (0, 0))
-        while True:
-            data = sock.recv(1 << 17)
-            if not data:
-                raise OSError("sock_diag: connection closed before the dump ended")
-            offset = 0
-            while offset + _HEADER.size <= len(data):
-                length, kind, _, _, _ = _HEADER.unpack_from(data, offset)
-                if kind == NLMSG_DONE:
-                    return found
-                if kind == NLMSG_ERROR:
-                    errno = -struct.unpack_from("=i", data, offset + _HEADER.size)[0]
-                    raise OSError(errno, "sock_diag refused the dump")
-                if length < _HEADER.size:
-                    raise OSError("sock_diag: malformed reply")
-                end = offset + length
-                found.append(parse(data, offset + _HEADER.size, end))
-                offset += (length + 3) & ~3
 
 
 def _parse_inet(proto: str) -> Callable[[bytes, int, int], SocketEnd]:
@@ -126,7 +95,7 @@ def unix_sockets() -> list[SocketEnd]:
     """Every unix socket (all states) with its name, peer and queues."""
     request = _UNIX_REQ.pack(socket.AF_UNIX, 0, 0, 0xFFFFFFFF, 0,
                              UDIAG_SHOW_NAME | UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN, 0xFFFFFFFF, 0xFFFFFFFF)
-    return _dump(request, _parse_unix)
+    return sock_diag_dump(request, _parse_unix)
 
 
 def inet_sockets(protocol: int = socket.IPPROTO_TCP) -> list[SocketEnd]:
@@ -135,7 +104,7 @@ def inet_sockets(protocol: int = socket.IPPROTO_TCP) -> list[SocketEnd]:
     out: list[SocketEnd] = []
     for family in (socket.AF_INET, socket.AF_INET6):
         request = _INET_REQ.pack(family, protocol, 0, 0, 0xFFFFFFFF) + bytes(48)
-        out += _dump(request, _parse_inet(proto))
+        out += sock_diag_dump(request, _parse_inet(proto))
     return out
 
 

@@ -89,6 +89,8 @@ def looks_like_python(pid: int, proc: str = "/proc") -> bool:
             for line in f:
                 if "libpython" in line:
                     return True
+    except PermissionError:
+        pass  # another user's process: exe and maps are closed to us, its cmdline is not; py-spy then says why
     except OSError:
         return False
     # A statically linked python reports another exe name rarely; its cmdline's argv[0] still says so.

@@ -36,20 +36,17 @@ def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: boo
 
 def run_job_app(args: argparse.Namespace) -> int:
     """The Nodes view of a job across nodes (--ssh list, --hostfile, --slurm)."""
-    from ..host.base import CollectOptions, TargetError
+    from ..host.base import TargetError
     from ..host.slurm import SlurmError
-    from .job import JobRecords, build_fleet
+    from .job import open_job
     from .report import port_of
 
     problem = terminal_problem()
     if problem:
         return fail(f"{problem}; for text use `triage report` with the same nodes")
     port = port_of(args)
-    options = CollectOptions(logs=tuple(args.log), port=port, interval_s=args.interval,
-                             smaps_budget_ms=args.smaps_budget_ms)
     try:
-        records = JobRecords(args)
-        fleet = build_fleet(args, options, port, records)
+        records, fleet = open_job(args, port)
     except (TargetError, SlurmError) as exc:
         return fail(str(exc))
     from ..ui.nodes_app import run_nodes_app

@@ -152,6 +152,14 @@ def build_fleet(args: argparse.Namespace, options: CollectOptions, port: Optiona
                  node_timeout_s=float(getattr(args, "node_timeout", None) or DEFAULT_NODE_TIMEOUT_S))
 
 
+def open_job(args: argparse.Namespace, port: Optional[int]) -> tuple[JobRecords, Fleet]:
+    """The job's records and its fleet from the flags (raises TargetError / SlurmError), for every job face."""
+    options = CollectOptions(logs=tuple(getattr(args, "log", ()) or ()), port=port, interval_s=args.interval,
+                             smaps_budget_ms=args.smaps_budget_ms)
+    records = JobRecords(args)
+    return records, build_fleet(args, options, port, records)
+
+
 def watch_job(fleet: Fleet, duration_s: float, interval_s: float, stacks: bool) -> JobMoment:
     """Tick every node at 0, every interval and at `duration_s`; then, with `stacks`, capture every
     reachable node's stacks at once and tick once more so each node's engine reads them."""
@@ -174,11 +182,8 @@ def run_job_report(args: argparse.Namespace, port: Optional[int]) -> int:
     from ..render.job_json import render_job_json
     from ..render.job_markdown import render_job_markdown
 
-    options = CollectOptions(logs=tuple(getattr(args, "log", ()) or ()), port=port, interval_s=args.interval,
-                             smaps_budget_ms=args.smaps_budget_ms)
     try:
-        records = JobRecords(args)
-        fleet = build_fleet(args, options, port, records)
+        records, fleet = open_job(args, port)
     except (TargetError, SlurmError) as exc:
         return fail(str(exc))
     try:

@@ -9,13 +9,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ..parse.signal_lexicon import LEXICON
+from ..parse.signal_lexicon import LEXICON, scan_line
 
 # (observation id, what it means, pattern): the lexicon's rows (parse/signal_lexicon.py holds them with their sources)
 LINE_SIGNALS: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple((s.id, s.means, s.pattern) for s in LEXICON)
 
 _PROGRESS = re.compile(r"(\d{1,3}(?:\.\d{1,3})?)\s?%|(\d{1,9})\s{0,4}/\s{0,4}(\d{1,9})\s{0,4}\[")
 
+
+# a training or serving loop's own counter ("step 80", "iter 12", "epoch 3", "batch=40"): when it rises during the
+# watch the loop is moving; a heartbeat or a watchdog repeats a line or counts seconds, never steps
+_STEP_COUNTER = re.compile(r"(?<![A-Za-z])(step|iter|iteration|epoch|batch)s?\b[\s:=#\[]{0,3}(\d{1,12})", re.I)
 
 GENERIC = frozenset(s.id for s in LEXICON if s.generic)  # only when nothing more specific matched the line
 
@@ -24,10 +28,8 @@ def scan_log_lines(lines: Iterable[str]) -> list[tuple[str, str, str]]:
     """(id, description, last matching line) for each signal found, one per id; a line may carry several."""
     found: dict[str, tuple[str, str, str]] = {}
     for line in lines:
-        hits = [(oid, text) for oid, text, pattern in LINE_SIGNALS if pattern.search(line.strip())]
-        specific = [h for h in hits if h[0] not in GENERIC]
-        for oid, text in specific or hits[:1]:
-            found[oid] = (oid, text, line.strip())
+        for sig in scan_line(line):  # the paste and the live tail read a line the same way
+            found[sig.id] = (sig.id, sig.means, line.strip())
     return list(found.values())
 
 
@@ -57,3 +59,13 @@ def classify_last_line(line: str, level: str = "info") -> str:
     if re.search(r"time(d)? ?out", text, re.I):
         return "timeout"
     return "error" if level == "error" else "text"
+
+
+def step_counter(lines: Iterable[str]) -> tuple[str, int] | None:
+    """The last loop counter in the lines ("step", 80) — the newest line that names one — else None."""
+    found = None
+    for line in lines:
+        m = _STEP_COUNTER.search(line)
+        if m:
+            found = (m.group(1).lower(), int(m.group(2)))
+    return found

@@ -16,7 +16,7 @@ from ..model.snapshot import ProcessInfo, Snapshot
 from ..model.text_format import clock
 from ..model.unavailable import is_known
 from .figures import fmt_bytes, fmt_s, quote
-from .log_signals import classify_last_line, progress_percent, scan_log_lines
+from .log_signals import classify_last_line, progress_percent, scan_log_lines, step_counter
 from .roles import COMPILERS, helper_role, is_compiler_name
 from .resource_observations import gpu_observations, kernel_observations, memory_observations, port_observations
 from .thresholds import Thresholds
@@ -381,8 +381,14 @@ def log_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Observ
         elif is_known(silent) and (grew or th.one_look):
             out.append(_obs("log-active", f"log {tail.source} wrote {fmt_s(silent)} ago, during the watch: "
                             f"{quote(last)}", "logs", now.taken_at, silent_s=round(silent, 1)))
+            steps = _steps_advanced(history, tail.path)
             if kind == "progress" and _progress_moving(history, tail.path):
                 out.append(_obs("log-progress", f"progress advancing in {tail.source}: {quote(last)}", "logs", now.taken_at))
+            elif steps is not None:
+                word, first, latest = steps
+                out.append(_obs("log-steps-advancing", f"{word} counter advancing in {tail.source} during the watch: "
+                                f"{word} {first} → {latest}; last line {quote(last)}", "logs", now.taken_at,
+                                counter=word, counter_from=first, counter_to=latest))
         out.extend(_line_signals(tail.lines, tail.source, now.taken_at))
     return out
 
@@ -407,6 +413,20 @@ def _progress_moving(history: Sequence[Snapshot], path: str) -> bool:
             if tail.path == path:
                 seen.add(tail.partial.strip() or (tail.lines[-1].text if tail.lines else ""))
     return len(seen) > 1 or len(history) == 1
+
+
+def _steps_advanced(history: Sequence[Snapshot], path: str) -> Optional[tuple[str, int, int]]:
+    """(word, first, last) when the log's loop counter rose between the first and the last look of the watch."""
+    counters = []
+    for snap in history:
+        for tail in snap.logs:
+            if tail.path == path and tail.lines:
+                found = step_counter(ln.text for ln in tail.lines[-20:])
+                if found is not None:
+                    counters.append(found)
+    if len(counters) < 2 or counters[0][0] != counters[-1][0] or counters[-1][1] <= counters[0][1]:
+        return None
+    return counters[-1][0], counters[0][1], counters[-1][1]
 
 
 def observe_snapshots(history: Sequence[Snapshot], th: Thresholds = Thresholds(),
@@ -451,10 +471,16 @@ def _progress_seen(observations: Sequence[Observation], history: Sequence[Snapsh
     if len(history) < 2:
         return []
     ids = {o.id for o in observations}
-    advancing = [o for o in observations if o.id in ("log-active", "log-progress", "io-reading")]
+    advancing = [o for o in observations if o.id in ("log-active", "log-progress", "log-steps-advancing", "io-reading")]
     if not advancing or "all-idle" in ids:
         return []
     first, last = history[0], history[-1]
+    # a loop's own step counter rising is work done, whatever the CPU: a job that sleeps between steps (or waits
+    # on a GPU) shows little CPU and still moves
+    steps = next((o for o in advancing if o.id == "log-steps-advancing"), None)
+    if steps is not None:
+        return [_obs("progress-seen", f"progress during the {fmt_s(last.taken_at - first.taken_at)} watch: "
+                     f"{steps.text}", "logs", last.taken_at)]
     grew = 0.0
     for p in last.processes:
         q = first.process(p.pid)

@@ -40,6 +40,8 @@ PASTE_OBSERVATIONS = (
 )
 
 _RANK = re.compile(r"\[(?:Rank|rank) ?(\d{1,5})\]")
+# NCCL_DEBUG lines start `host:pid:tid [cuda device] NCCL INFO ...`: each (pid, device) pair is one rank's communicator
+_NCCL_PREFIX = re.compile(r"^[\w.-]{1,128}:(\d{1,10}):\d{1,10} \[(\d{1,4})\] NCCL ")
 _TIMEOUT_LINE = re.compile(r"Watchdog caught collective operation timeout|Timeout at NCCL work|timed out in blocking wait")
 _SHM_DF = re.compile(r"\s(\d{1,3})%\s{1,8}/dev/shm\s*$")
 _ATEXIT = re.compile(r"cxa_atexit|__new_exitfn|__internal_atexit|exit_funcs_lock")
@@ -178,7 +180,12 @@ def _ranks_and_shm(text: str, at: float) -> list[Observation]:
     seen: set[int] = set()
     timed_out: set[int] = set()
     shm: int | None = None
+    nccl: set[tuple[str, str]] = set()
     for line in text.split("\n"):
+        if "NCCL" in line:
+            n = _NCCL_PREFIX.match(line.strip())
+            if n:
+                nccl.add((n.group(1), n.group(2)))
         if "ank" in line:
             ranks = {int(r) for r in _RANK.findall(line)}
             seen |= ranks
@@ -188,9 +195,10 @@ def _ranks_and_shm(text: str, at: float) -> list[Observation]:
             m = _SHM_DF.search(line)
             if m:
                 shm = int(m.group(1))
-    if len(seen) >= 2:
-        out.append(_obs("log-several-ranks", f"{len(seen)} ranks named in the log lines", "pasted text", at,
-                        ranks=len(seen)))
+    if len(seen) >= 2 or len(nccl) >= 2:
+        how = f"{len(seen)} ranks named in the log lines" if len(seen) >= len(nccl) else \
+            f"NCCL lines from {len(nccl)} communicators (process:device pairs)"
+        out.append(_obs("log-several-ranks", how, "pasted text", at, ranks=max(len(seen), len(nccl))))
     if len(timed_out) >= 2:
         missing = sorted(set(range(max(timed_out) + 1)) - timed_out)
         if missing and len(missing) < len(timed_out):

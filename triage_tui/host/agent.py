@@ -15,6 +15,7 @@ Protocol (each request and answer one JSON object on one line):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import queue
@@ -27,6 +28,7 @@ from typing import IO, Any, Optional, TextIO
 
 from ..model.codec import from_data, to_data
 from ..model.snapshot import SCHEMA_VERSION, Target
+from ..model.stacks import StackCapture
 from ..model.unavailable import Unavailable
 from .base import CollectOptions, StackOptions, TargetError
 
@@ -51,6 +53,19 @@ def smaps_unavailable(pid: int, exc: OSError, where: str = "") -> Unavailable:
     if isinstance(exc, (FileNotFoundError, ProcessLookupError)):
         return Unavailable(f"no such process {pid}{where}", "it has exited")
     return Unavailable(f"cannot read /proc/{pid}/smaps{where}: {exc.strerror or exc}", "")
+
+
+def on_the_node(capture: StackCapture) -> StackCapture:
+    """A capture's permission errors in the words of a remote node: the fix is on the SSH side (ssh as the
+    process's user or as root), not `sudo` in the client's terminal — as agentless mode says it."""
+    def node_error(error: Optional[Unavailable]) -> Optional[Unavailable]:
+        if error is None or not error.reason.startswith("permission denied"):
+            return error
+        return Unavailable(f"{error.reason} on the node",
+                           "ssh as the process's user or as root; check kernel.yama.ptrace_scope and, in a "
+                           "container, CAP_SYS_PTRACE")
+    return dataclasses.replace(capture, processes=tuple(
+        dataclasses.replace(ps, error=node_error(ps.error)) for ps in capture.processes))
 
 
 def mappings_on_node(pid: int, target_pids: Sequence[int]) -> dict[str, Any]:
@@ -104,7 +119,7 @@ class AgentServer:
         if op == "capture_stacks":
             options = from_data(StackOptions, request.get("options", {}))
             capture = self.host.capture_stacks(tuple(int(p) for p in request.get("pids", [])), options)
-            return {"ok": True, "capture": to_data(capture)}
+            return {"ok": True, "capture": to_data(on_the_node(capture))}
         if op == "mappings_by_file":
             return {"ok": True, **mappings_on_node(int(request["pid"]), request.get("targets", []))}
         if op == "wait_for_budgeted_reads":

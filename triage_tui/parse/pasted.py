@@ -42,6 +42,8 @@ _STATUS_KEY = re.compile(r"^[A-Za-z_()]{1,40}:\s")
 # what a chat or a Markdown quote puts before the pasted text on each line (removed before reading):
 # `> `, `[10:32] alice: `, `[10:32 AM] <alice> `, `10:32:05 alice: ` (a log level is never taken for a name)
 _QUOTE = re.compile(r"^(?:\s{0,3}>)+ ?")
+# torch.distributed prefixes each rank's stderr line (`[rank0]: Traceback ...`; torchrun --tee: `[default0]:`)
+_RANK_PREFIX = re.compile(r"^\[(?:rank|default)\d{1,6}\]:")
 _CHAT = re.compile(r"^\[?\d{1,2}:\d\d(?::\d\d)?(?:\s?[AaPp][Mm])?\]?\s{1,4}(?:<[\w.@ -]{1,40}>|(?!(?:INFO|WARN|WARNING|ERROR|DEBUG|"
                    r"CRITICAL|FATAL|NOTICE)\b)[A-Za-z][\w.@-]{0,39}:)\s")
 
@@ -138,8 +140,9 @@ def _starts(lines: list[str], i: int) -> Optional[tuple[str, int]]:
         return "proc-status", _run(lines, i, lambda t: bool(_STATUS_KEY.match(t)))
     if pyspy_text.PROCESS.match(s) or pyspy_text.THREAD.match(s):
         return "py-spy", _run(lines, i, lambda t: t.startswith((" ", "\t", "Process ", "Thread ", "Python v")), blank_ok=True)
-    if faulthandler.THREAD.match(s) or s.startswith("Fatal Python error"):
-        return "faulthandler", _run(lines, i, lambda t: t.startswith((" ", "\t", "Thread 0x", "Current thread", "Fatal Python")) or t.startswith("Extension modules"), blank_ok=True)
+    if faulthandler.THREAD.match(s) or s.startswith("Fatal Python error") or faulthandler.TIMEOUT.match(s) \
+            or faulthandler.STACK.match(s):
+        return "faulthandler", _run(lines, i, _faulthandler_like, blank_ok=True)
     if gdb_text.GDB_THREAD.match(s) or (gdb_text.GDB_FRAME.match(s) and s.startswith("#0 ")) or s == gdb_text.PY_BT:
         return "gdb", _run(lines, i, _gdb_like, blank_ok=True)
     if gdb_text.PYSTACK_THREAD.match(s):
@@ -159,6 +162,12 @@ def _starts(lines: list[str], i: int) -> Optional[tuple[str, int]]:
     return None
 
 
+def _faulthandler_like(line: str) -> bool:
+    s = line.strip()
+    return line.startswith((" ", "\t", "Thread 0x", "Current thread", "Fatal Python", "Extension modules", "Stack (")) \
+        or bool(faulthandler.FRAME.match(s)) or bool(faulthandler.TIMEOUT.match(s))
+
+
 def _gdb_like(line: str) -> bool:
     s = line.strip()
     return (s.startswith(("#", "Thread ", "File ", "[")) or line.startswith((" ", "\t")) or s == gdb_text.PY_BT
@@ -174,7 +183,8 @@ def _traceback_like(line: str) -> bool:
 _EXCEPTION = re.compile(r"^[\w.]{1,120}(?:Error|Exception|Interrupt|Exit|Warning)\b")
 
 
-_KERNEL_STAMP = re.compile(r"^\s*\[\s*\d+\.\d+\]|^\s*\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]|\bkernel: ")
+# dmesg, dmesg -T, journalctl -k, and dmesg -H / --reltime (`[  +0.000316] msg`, a minute's first line `[Jan21 10:00]`)
+_KERNEL_STAMP = re.compile(r"^\s*\[\s*\+?\d+\.\d+\]|^\s*\[[A-Z][a-z]{2} ?\d{1,2} \d\d:\d\d\]|^\s*\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]|\bkernel: ")
 
 
 def _kernel_like(line: str) -> bool:
@@ -209,6 +219,11 @@ def unwrap(line: str) -> str:
         m = _CHAT.match(line)
         if m:
             line = line[m.end():]
+        elif line.startswith(("[rank", "[default")):
+            r = _RANK_PREFIX.match(line)
+            if r:  # the prefix and the one space after it: the line's own indentation stays
+                rest = line[r.end():]
+                line = rest[1:] if rest.startswith(" ") else rest
     return line
 
 

@@ -5,7 +5,8 @@ Record shapes (JSON, one line each, beside "kind": "snapshot" and "at"), record 
   delta:    {"set": <diff of the plain top-level fields>, "seq": {...}?, "logs": [...]?,
              "diagnosis": {"set": {...}?, "seq": {...}?}?, "stacks..."?}
   seq: for each keyed list that changed (processes by pid; exited by pid; sources by name; in
-    "diagnosis": observations, hypotheses by id), its entries in order, one per item or run of items:
+    "diagnosis": observations, hypotheses by id; the n-th repeat of a key K is keyed "K#n"), its
+    entries in order, one per item or run of items:
       K                          unchanged: the item with key K in the previous snapshot
       [K, n]                     n unchanged items: the previous snapshot's, from K's on, in its order
       {"key": K, "set": {...}}   that item with these fields changed
@@ -68,20 +69,36 @@ def _overlap(old: tuple[LogLine, ...], new: tuple[LogLine, ...]) -> Optional[int
     return None
 
 
+def sequence_keys(items: Sequence[Any], key: Callable[[Any], Any]) -> list[Any]:
+    """The key of each item: `key(item)`, and for its n-th repeat (n >= 1) the string "K#n".
+
+    Several observations may share an id (four OOM kills in the kernel log are four "oom-kill"
+    observations): with plain ids every moment was written whole, 1.4 MB a refresh at 1,000
+    processes. The n-th one of an id is matched with the previous moment's n-th one. Raises
+    ValueError when a numbered key is itself a key of the list (then nothing tells them apart)."""
+    keys = [key(item) for item in items]
+    if len(set(keys)) == len(keys):
+        return keys
+    seen: dict[Any, int] = {}
+    out: list[Any] = []
+    for k in keys:
+        n = seen.get(k, 0)
+        seen[k] = n + 1
+        out.append(k if n == 0 else f"{k}#{n}")
+    if len(set(out)) != len(out):
+        raise ValueError("repeated keys that numbering cannot tell apart")
+    return out
+
+
 def encode_sequence(old: Sequence[Any], new: Sequence[Any], cls: type, key: Callable[[Any], Any]) -> Optional[list[Any]]:
     """Entries for `new` against `old` (see the module docstring); None when nothing changed.
 
-    Raises ValueError when keys repeat in `new` (the caller writes the list whole instead)."""
-    old_by_key = {key(item): (i, item) for i, item in enumerate(old)}
+    Raises ValueError when keys cannot be told apart in `new` (the caller writes the list whole instead)."""
+    old_by_key = {k: (i, item) for i, (k, item) in enumerate(zip(sequence_keys(old, key), old))}
     values = values_getter(cls)  # one C call per item; equal tuples short-cut on identical members
     out: list[Any] = []
-    seen: set[Any] = set()
     changed = len(old) != len(new)
-    for i, item in enumerate(new):
-        k = key(item)
-        if k in seen:
-            raise ValueError(f"repeated key {k!r}")
-        seen.add(k)
+    for i, (k, item) in enumerate(zip(sequence_keys(new, key), new)):
         found = old_by_key.get(k)
         if found is None:
             out.append({"new": to_data(item)})
@@ -312,7 +329,7 @@ class MomentDecoder:
     def _decode_sequence(
         self, entries: list[Any], old: Sequence[Any], cls: type, key: Callable[[Any], Any]
     ) -> tuple[Any, ...]:
-        old_by_key = {key(item): (i, item) for i, item in enumerate(old)}
+        old_by_key = {k: (i, item) for i, (k, item) in enumerate(zip(sequence_keys(old, key), old))}
         out: list[Any] = []
         for entry in entries:
             if isinstance(entry, list):  # [K, n]: n unchanged items from K's on, in the previous order

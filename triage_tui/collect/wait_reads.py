@@ -1,0 +1,326 @@
+"""What one refresh of the wait-for graph reads of /proc, each file at most once, and what carries over.
+
+The fd tables (`ls -l /proc/PID/fd`), open modes (`cat /proc/PID/fdinfo/FD`), the socket dumps (`ss -xpn`,
+`ss -tanp`), maps (`cat /proc/PID/maps`) and mount tables of the tree, read lazily and kept for the refresh; the
+rest of the machine's fd tables only when a peer lies outside the tree. A process that provably has not run
+since the last refresh carries its reads (`Carried`) instead of reading them again.
+
+Standard library only and Python 3.8-compatible: the SSH agent ships this module to the node.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from typing import NamedTuple, Optional
+
+from ..model.waits import Wait
+from .proc_table import ProcTable, read_bytes, read_text
+from .socket_table import SocketTable
+
+OUTSIDE_TTL_S = 10.0  # how long a scan of the processes outside the tree is reused
+
+
+def read_whole(path: str) -> str:
+    """A /proc file that may exceed one page (maps, mountinfo): read_text stops after the first read,
+    and the kernel hands these out a page at a time."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+
+class FdHolder(NamedTuple):
+    """One open fd of one process: who holds an end."""
+
+    pid: int
+    fd: int
+
+
+
+
+class Carried(NamedTuple):
+    """What one refresh read of a single-threaded process, kept for the next: a process that has
+    provably not run since (its context-switch counts did not move) has the same system call and the
+    same fd table, so they are not read again. Its peers are still resolved afresh every refresh."""
+
+    starttime: int
+    syscall: Optional[str]  # the syscall file as read (None: not read)
+    links: Optional[dict[int, str]]  # fd → link target (None: not read)
+    modes: dict[int, int]  # fd → O_ACCMODE, for the fds whose fdinfo was read
+    waits: Optional[tuple[Wait, ...]] = None  # what it waited on (before the shared-futex notes)
+    tree: frozenset = frozenset()  # the PIDs of that refresh
+
+
+
+class WaitReads:
+    """Per-refresh caches: fd tables, socket dumps, maps, mount tables (each read at most once)."""
+
+    def __init__(self, pids: Sequence[int], table: Optional[ProcTable], proc: str,
+                 carry: Optional[dict[int, Carried]] = None, unchanged: frozenset = frozenset(),
+                 outside: Optional[tuple[float, dict[str, list[FdHolder]]]] = None) -> None:
+        self.pids = list(pids)
+        self._modes: dict[int, dict[int, int]] = {}
+        self._syscalls: dict[int, str] = {}
+        self.tree = set(pids)
+        self.table = table
+        self.proc = proc
+        self.sockets = SocketTable()
+        self._links: dict[int, dict[int, str]] = {}
+        self._owners: Optional[dict[str, list[FdHolder]]] = None
+        self._outside_scanned = False
+        self.outside = outside  # (monotonic time, link → holders) of the last scan of other processes
+        self._maps: dict[int, list[tuple[int, int, str, int, str, int, str]]] = {}
+        self._mounts: dict[int, list[tuple[str, str]]] = {}
+        self._ends: dict[tuple[str, bool], tuple[list[FdHolder], list[FdHolder]]] = {}
+        self.reusable: dict[int, tuple[Wait, ...]] = {}
+        self._kept: dict[int, Carried] = {}  # reused whole: carried on as the same object
+        self.produced: dict[int, list[Wait]] = {}
+        tree = frozenset(pids)
+        # every Carried of one refresh holds the same tree: compare it once, not once per process
+        same_tree = bool(carry) and next(iter(carry.values())).tree == tree  # type: ignore[union-attr]
+        for pid in unchanged:  # the provably idle: what they showed last refresh is what they show now
+            before = (carry or {}).get(pid)
+            stat = table.stats.get(pid) if table is not None else None
+            if before is None or stat is None or stat.starttime != before.starttime or stat.num_threads != 1:
+                continue
+            if before.links is not None:
+                self._links[pid] = before.links
+            if before.syscall is not None:
+                self._syscalls[pid] = before.syscall
+            self._modes[pid] = before.modes  # shared: only ever added to, and only with what is true now
+            # Its whole wait stands as it was when nothing it depends on can have changed either: the
+            # tree is the same set of processes (no new holder of an end, no child gone), every peer is
+            # idle too, and no peer is outside the tree or beyond a TCP connection (those are re-read).
+            if before.waits is not None and same_tree and all(
+                    not w.peer_outside and not (w.address and not w.peer_pids)
+                    and all(peer in unchanged for peer in w.peer_pids) for w in before.waits):
+                self.reusable[pid] = before.waits
+                self._kept[pid] = before
+        self._sharers: dict[tuple[str, int], list[int]] = {}
+
+    # -- fd tables
+    def links(self, pid: int) -> dict[int, str]:
+        """fd → link target ("pipe:[12]", "socket:[34]", "/path") of `pid` (`ls -l /proc/PID/fd`)."""
+        got = self._links.get(pid)
+        if got is None:
+            got = {}
+            base = f"{self.proc}/{pid}/fd"
+            try:
+                names = os.listdir(base)
+            except OSError:
+                names = []
+            for name in names:
+                try:
+                    got[int(name)] = os.readlink(f"{base}/{name}")
+                except (OSError, ValueError):
+                    continue  # closed meanwhile
+            self._links[pid] = got
+        return got
+
+    def owners(self, link: str) -> list[FdHolder]:
+        """Every process holding `link` open: the tree first; the rest of the machine only when the
+        tree holds no other end (a peer outside the target: a store, a sibling job, an upstream)."""
+        if self._owners is None:
+            self._owners = {}
+            for pid in self.pids:
+                self._index(pid)
+        return self._owners.get(link, [])
+
+    def _index(self, pid: int) -> None:
+        assert self._owners is not None
+        for fd, target in self.links(pid).items():
+            if target.startswith(("pipe:", "socket:")) or target.startswith("/"):
+                self._owners.setdefault(target, []).append(FdHolder(pid, fd))
+
+    def scan_outside(self) -> None:
+        """Index the fd tables of every other process (what `ss -p` and `lsof` walk): once per refresh,
+        and from the previous scan while it is younger than OUTSIDE_TTL_S (a reader whose writer is
+        outside the tree would otherwise walk the whole machine every refresh); a holder that exited
+        meanwhile is then named for at most that long."""
+        if self._outside_scanned:
+            return
+        self._outside_scanned = True
+        self.owners("")  # the tree's index first
+        assert self._owners is not None
+        owners = self._owners
+        now = time.monotonic()
+        if self.outside is not None and now - self.outside[0] < OUTSIDE_TTL_S:
+            index = self.outside[1]
+        else:
+            index = {}
+            try:
+                names = os.listdir(self.proc)
+            except OSError:
+                names = []
+            for name in names:
+                if name.isdecimal() and int(name) not in self.tree:
+                    pid = int(name)
+                    for fd, target in self.links(pid).items():
+                        if target.startswith(("pipe:", "socket:")) or target.startswith("/"):
+                            index.setdefault(target, []).append(FdHolder(pid, fd))
+            self.outside = (now, index)
+        for target, holders in index.items():
+            owners.setdefault(target, []).extend(h for h in holders if h.pid not in self.tree)
+
+    def pipe_ends(self, link: str) -> tuple[list[FdHolder], list[FdHolder]]:
+        """(holders of the read end, holders of the write end) of a pipe, worked out once per refresh
+        (1,000 ranks reading one launcher pipe must not read 1,000 × 1,000 fdinfo files)."""
+        key = (link, self._outside_scanned)
+        got = self._ends.get(key)
+        if got is None:
+            holders = self.owners(link)
+            modes = [(h, self.fd_mode(h.pid, h.fd)) for h in holders]
+            got = ([h for h, m in modes if m in (0, 2)], [h for h, m in modes if m in (1, 2)])
+            self._ends[key] = got
+        return got
+
+    def sharers(self, pid: int, dev: str, inode: int) -> list[int]:
+        """The other processes of the tree mapping the file (dev, inode), found once per file."""
+        key = (dev, inode)
+        got = self._sharers.get(key)
+        if got is None:
+            got = [p for p in self.pids if any(m[4] == dev and m[5] == inode for m in self.maps(p))]
+            self._sharers[key] = got
+        return [p for p in got if p != pid]
+
+    def fd_mode(self, pid: int, fd: int) -> int:
+        """O_ACCMODE of the fd (0 read, 1 write, 2 both) from fdinfo's octal flags; -1 unreadable."""
+        modes = self._modes.setdefault(pid, {})
+        got = modes.get(fd)
+        if got is not None:
+            return got
+        got = -1
+        try:  # the fd link's own permission bits are its open mode (lr-x: read, l-wx: write): one lstat
+            bits = os.lstat(f"{self.proc}/{pid}/fd/{fd}").st_mode & 0o600
+            got = {0o400: 0, 0o200: 1, 0o600: 2}.get(bits, -1)
+        except OSError:
+            pass
+        if got >= 0:
+            modes[fd] = got
+            return got
+        try:
+            for line in read_text(f"{self.proc}/{pid}/fdinfo/{fd}").splitlines():
+                if line.startswith("flags:"):
+                    got = int(line.split()[1], 8) & 3
+                    break
+        except (OSError, ValueError, IndexError):
+            pass
+        modes[fd] = got
+        return got
+
+    def syscall_text(self, pid: int, tid: int) -> str:
+        """/proc/PID/task/TID/syscall (carried for a single-threaded process that has not run). Raises OSError."""
+        if tid == pid and pid in self._syscalls:
+            return self._syscalls[pid]
+        text = read_bytes(f"{self.proc}/{pid}/task/{tid}/syscall").decode("ascii", "replace")
+        if tid == pid:
+            self._syscalls[pid] = text
+        return text
+
+    def keep(self) -> dict[int, Carried]:
+        """What the next refresh may reuse: the single-threaded processes' reads of this one."""
+        out: dict[int, Carried] = {}
+        if self.table is None:
+            return out
+        tree = frozenset(self.pids)
+        for pid in self.pids:
+            kept = self._kept.get(pid)
+            if kept is not None:
+                out[pid] = kept._replace(tree=tree) if kept.tree is not tree else kept
+                continue
+            stat = self.table.stats.get(pid)
+            if stat is None or stat.num_threads != 1:
+                continue
+            produced = self.produced.get(pid)
+            out[pid] = Carried(stat.starttime, self._syscalls.get(pid), self._links.get(pid),
+                               self._modes.get(pid, {}), tuple(produced) if produced is not None else None, tree)
+        return out
+
+    def fdinfo(self, pid: int, fd: int) -> str:
+        try:
+            return read_whole(f"{self.proc}/{pid}/fdinfo/{fd}")  # an epoll's can exceed a page
+        except OSError:
+            return ""
+
+    # -- processes
+    def name(self, pid: int) -> str:
+        stat = self.table.stats.get(pid) if self.table is not None else None
+        if stat is not None:
+            return stat.comm
+        try:
+            return read_text(f"{self.proc}/{pid}/comm").strip()
+        except OSError:
+            return "?"
+
+    def who(self, pid: int) -> str:
+        outside = "" if pid in self.tree else ", outside the target"
+        return f"PID {pid} ({self.name(pid)}{outside})"
+
+    def state(self, pid: int) -> str:
+        stat = self.table.stats.get(pid) if self.table is not None else None
+        if stat is not None:
+            return stat.state
+        try:
+            return read_text(f"{self.proc}/{pid}/stat").rpartition(")")[2].split()[0]
+        except (OSError, IndexError):
+            return ""
+
+    def children(self, pid: int) -> list[int]:
+        if self.table is not None:
+            return list(self.table.children.get(pid, ()))
+        out = []
+        for name in os.listdir(self.proc):
+            if name.isdecimal():
+                try:
+                    rest = read_text(f"{self.proc}/{name}/stat").rpartition(")")[2].split()
+                except OSError:
+                    continue
+                if len(rest) > 1 and rest[1] == str(pid):
+                    out.append(int(name))
+        return sorted(out)
+
+    # -- maps and mounts
+    def maps(self, pid: int) -> list[tuple[int, int, str, int, str, int, str]]:
+        """(start, end, perms, offset, dev, inode, path) of every mapping of `pid`."""
+        got = self._maps.get(pid)
+        if got is None:
+            got = []
+            try:
+                text = read_whole(f"{self.proc}/{pid}/maps")
+            except OSError:
+                text = ""
+            for line in text.splitlines():
+                parts = line.split(None, 5)
+                if len(parts) < 5:
+                    continue
+                start, _, end = parts[0].partition("-")
+                try:
+                    got.append((int(start, 16), int(end, 16), parts[1], int(parts[2], 16), parts[3], int(parts[4]),
+                                parts[5].strip() if len(parts) > 5 else ""))
+                except ValueError:
+                    continue
+            self._maps[pid] = got
+        return got
+
+    def fs_type(self, pid: int, path: str) -> str:
+        """The type of the filesystem `path` lies on, from the process's own mount table."""
+        mounts = self._mounts.get(pid)
+        if mounts is None:
+            mounts = []
+            try:
+                for line in read_whole(f"{self.proc}/{pid}/mountinfo").splitlines():
+                    left, _, right = line.partition(" - ")
+                    fields = left.split()
+                    if len(fields) >= 5 and right:
+                        point = fields[4].replace("\\040", " ")
+                        mounts.append((point, right.split()[0]))
+            except OSError:
+                pass
+            self._mounts[pid] = mounts
+        best, kind = "", ""
+        for point, fs in mounts:
+            inside = path == point or path.startswith(point.rstrip("/") + "/")
+            if inside and len(point) >= len(best):
+                best, kind = point, fs
+        return kind
