@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Footer, Static
 from ..fleet import Fleet
 from ..model.job import JobMoment, NodeSummary
 from ..model.text_format import clock
+from ..render.plain_text import visible
 from .workers import Cancelled, call_cancellable
 
 COLUMNS = ("node", "answers", "mode", "procs", "states", "GPUs", "log silent", "port", "top cause")
@@ -51,7 +52,8 @@ def node_cells(s: NodeSummary) -> tuple[Text, ...]:
     top = f"{s.top_cause} {s.top_status}" if s.top_cause else "—"
     cells = (s.node, answers, s.mode or "—", str(s.processes) if s.reachable else "—", states, s.gpus or "—",
              _silence(s.log_silent_s), s.port_state or "—", top)
-    return tuple(c if isinstance(c, Text) else Text(str(c)) for c in cells)
+    # a Text is never markup; visible() shows a control character a node name or reason holds as its escape
+    return tuple(Text(visible(c.plain), style=c.style) if isinstance(c, Text) else Text(visible(str(c))) for c in cells)
 
 
 class NodesApp(App[Optional[str]]):
@@ -117,11 +119,11 @@ class NodesApp(App[Optional[str]]):
         d = moment.diagnosis
         if d.hypotheses:
             top = d.hypotheses[0]
-            verdict = Text.assemble(("verdict: ", "bold"), (top.title, "bold"), f" — {top.status} {top.score:.2f}")
+            verdict = Text.assemble(("verdict: ", "bold"), (visible(top.title), "bold"), f" — {top.status} {top.score:.2f}")
             if top.for_:
-                verdict.append("\n" + top.for_[0].strip())
+                verdict.append("\n" + visible(top.for_[0].strip()))
             if top.next_check:
-                verdict.append(f"\nnext: {top.next_check}")
+                verdict.append(f"\nnext: {visible(top.next_check)}")
         else:
             verdict = Text("no verdict yet: no node has a cause above unlikely")
         self.query_one("#verdict", Static).update(verdict)
