@@ -17,6 +17,7 @@ from ...model.unavailable import is_known
 from .. import format as fmt
 from ..process_rows import SORT_KEYS, Row, tree_rows
 from . import Pane, View
+from .waits import same_items
 
 STATE_STYLES = {"D": "bold red", "Z": "bold magenta", "T": "bold yellow", "t": "bold yellow", "R": "green"}
 WIDE_COLUMNS = ("PID", "name", "St", "CPU%", "CPU time", "idle", "thr R/all", "RSS", "PSS", "GPU", "wchan")
@@ -104,6 +105,8 @@ class ProcessesPane(Pane):
         self._view: Optional[View] = None
         self._row_cache: dict[int, tuple[object, list[object]]] = {}  # pid -> (what the cells show, cells)
         self._idle_at: Optional[int] = None  # index of the idle-for column in self.columns
+        self._subtitle = ""
+        self._rows_of: tuple[tuple[ProcessInfo, ...], tuple[object, ...]] = ((), ())  # what self.rows was built from
 
     def compose(self):
         yield Input(placeholder="filter: PID, name or command line (Enter keeps, Esc clears)", id="proc-filter")
@@ -149,7 +152,10 @@ class ProcessesPane(Pane):
         table = self.table
         keep = self.selected_pid()
         procs = view.snapshot.processes
-        self.rows = tree_rows(procs, frozenset(self.collapsed), self.filter_text, self.sort, self.reverse, self.flat)
+        options = (frozenset(self.collapsed), self.filter_text, self.sort, self.reverse, self.flat)
+        if not (options == self._rows_of[1] and same_items(procs, self._rows_of[0])):  # else the rows stand
+            self.rows = tree_rows(procs, *options)
+            self._rows_of = (procs, options)
         moment = view.moment
         keys = [str(r.process.pid) for r in self.rows]
         self._idle_at = self.columns.index("idle") if "idle" in self.columns else None
@@ -168,12 +174,15 @@ class ProcessesPane(Pane):
         if keep is not None:
             for i, row in enumerate(self.rows):
                 if row.process.pid == keep:
-                    table.move_cursor(row=i, animate=False)
+                    if table.cursor_row != i:
+                        table.move_cursor(row=i, animate=False)
                     break
         extra = f" · filter '{self.filter_text}'" if self.filter_text else ""
         tags = f" · {len(self.tagged)} tagged" if self.tagged else ""
         order = f"sort {self.sort}{' reversed' if self.reverse else ''}{' · flat' if self.flat else ''}"
-        self.border_subtitle = f"{len(self.rows)}/{len(procs)} rows · {order}{extra}{tags}"
+        subtitle = f"{len(self.rows)}/{len(procs)} rows · {order}{extra}{tags}"
+        if subtitle != self._subtitle:  # setting it repaints the whole pane, table and all, even when equal
+            self._subtitle = self.border_subtitle = subtitle
 
     def _update_changed(self, keys: list[str], cells: list[list[object]]) -> None:
         """Same rows as shown: touch only the cells that changed (a full rebuild re-measures every row:
