@@ -53,22 +53,26 @@ def spread(values: Sequence[float]) -> Spread:
 
 # ---------------------------------------------------------------- process farm
 @contextmanager
-def process_farm(count: int, name: str = "benchfarm") -> Iterator[int]:
-    """`count` idle processes under one parent; yields the parent's PID. Killed as a group after."""
+def process_farm(count: int, name: str = "benchfarm", changing: float = 0.0) -> Iterator[int]:
+    """`count` idle processes under one parent; yields the parent's PID. Killed as a group after.
+    `changing`: the fraction of them that wake every 0.25 s (a context switch each, next to no CPU),
+    so that every refresh sees them changed (schedstat, context switches) and re-reads them whole."""
     script = (
         "import os, signal, sys, time\n"
-        "n = int(sys.argv[1])\n"
+        "n, busy = int(sys.argv[1]), int(sys.argv[3])\n"
         "kids = []\n"
-        "for _ in range(n):\n"
+        "for i in range(n):\n"
         "    pid = os.fork()\n"
         "    if pid == 0:\n"
+        "        if i < busy:\n"
+        "            while True: time.sleep(0.25)\n"
         "        signal.pause(); os._exit(0)\n"
         "    kids.append(pid)\n"
         "sys.stdout.write('ready\\n'); sys.stdout.flush()\n"
         "signal.pause()\n"
     )
     proc = subprocess.Popen(
-        [sys.executable, "-c", script, str(count), name],
+        [sys.executable, "-c", script, str(count), name, str(int(count * changing))],
         stdout=subprocess.PIPE, text=True, start_new_session=True,
     )
     try:
@@ -83,6 +87,12 @@ def process_farm(count: int, name: str = "benchfarm") -> Iterator[int]:
         except ProcessLookupError:
             pass
         proc.wait()
+
+
+def load_line() -> str:
+    """The load average now: every figure on this shared machine is read beside it."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} ({os.cpu_count()} cores)"
 
 
 # ---------------------------------------------------------------- CPU and memory of a tree

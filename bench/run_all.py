@@ -47,8 +47,13 @@ def main() -> int:
     if "overhead" in only:
         import overhead
 
-        print("## Overhead while watching (1,000 extra processes, 1 s refresh, 200x50 tmux pane)\n")
-        print(overhead.table(overhead.run(repeats=repeats, window_s=8.0 if args.quick else 20.0)) + "\n")
+        for interval, changing in ((1.0, 0.0), (2.0, 0.0), (1.0, 0.1)):
+            print(f"## Overhead while watching (1,000 extra processes, {changing:.0%} changing, {interval:g} s refresh, "
+                  "200x50 tmux pane)\n")
+            results, conditions = overhead.run(repeats=repeats, window_s=8.0 if args.quick else 20.0,
+                                               interval_s=interval, changing=changing)
+            print(conditions + "\n")
+            print(overhead.table(results, interval) + "\n")
     if "startup" in only:
         import startup
 

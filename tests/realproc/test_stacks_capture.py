@@ -255,3 +255,13 @@ exec "$REAL" "$@"''')
     counts = [int(x) for x in seen.read_text().split()]
     assert max(counts) == 2, "two at a time, never more"
     assert all(p.error is None and p.threads[0].wait_kind == "sleep" for p in capture.processes)
+
+
+def test_a_py_spy_that_exits_0_with_no_stack_is_an_error_not_an_empty_capture(tmp_path: Path) -> None:
+    """A broken or stand-in py-spy that prints nothing: the row says so and shows the kernel view."""
+    with started(ASLEEP) as (_, info):
+        wait_blocked(info["pid"])
+        capture = capture_stacks([info["pid"]], OPTIONS, pyspy=fake_pyspy(tmp_path, "echo '[]'"))  # valid JSON, no thread
+    row = _process(capture, info["pid"])
+    assert row.error is not None and "printed no stack" in row.error.reason
+    assert row.source == "kernel" and row.threads and row.threads[0].kernel_state == "S"

@@ -68,3 +68,37 @@ async def test_a_row_that_changed_off_screen_shows_its_new_value_when_scrolled_t
         table.move_cursor(row=row, animate=False)
         await pilot.pause()
         assert "777M" in app.export_screenshot()
+
+
+async def test_a_refresh_of_unchanged_rows_touches_no_row_and_no_cell(tmp_path, monkeypatch):
+    """Rows that are last refresh's objects (a process that did not run: collect/processes.py) are not
+    laid out into tree rows again and write no cell but idle-for; the one row that changed is shown."""
+    from triage_tui.ui.panes import processes as processes_pane
+
+    before = big_snapshots(1)[0]
+    later = dataclasses.replace(before, taken_at=before.taken_at + 1)  # the same row objects, a second later
+    moved = before.processes[3]
+    changed = tuple(dataclasses.replace(p, rss_bytes=555 << 20) if p is moved else p for p in before.processes)
+    incident = fixture_incident([before, later, dataclasses.replace(later, taken_at=later.taken_at + 1,
+                                                                    processes=changed)], preload=1)
+    app = make_app(incident, str(tmp_path), live=False)
+    built: list[int] = []
+    real_rows = processes_pane.tree_rows
+    monkeypatch.setattr(processes_pane, "tree_rows", lambda procs, *a: built.append(len(procs)) or real_rows(procs, *a))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(ProcessesPane)
+        cells: list[list] = []
+        real_update = pane.table.update_cells
+        monkeypatch.setattr(pane.table, "update_cells", lambda changes: cells.append(changes) or real_update(changes))
+        built.clear()
+        app.post_message(MomentReady(incident.tick()))  # the same rows
+        await pilot.pause()
+        # no tree rebuilt; the only cells written are idle-for's (a second went by: 0s -> 1s)
+        assert built == [] and {column for c in cells for _, _, column, _, _ in c} <= {"idle"}
+        app.post_message(MomentReady(incident.tick()))  # one row changed
+        await pilot.pause()
+        assert built == [2000]
+        written = [(key, column, value) for _, key, column, value, _ in cells[-1] if column != "idle"]
+        assert written == [(str(moved.pid), "RSS", "555M")]
+        assert "555M" in app.export_screenshot()

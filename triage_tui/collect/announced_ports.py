@@ -47,7 +47,7 @@ def _local(host: str) -> bool:
 
 
 def from_cmdline(p: ProcessInfo) -> list[NamedPort]:
-    return list(_cmdline_ports(p.pid, p.cmdline))
+    return list(_cmdline_ports(p.pid, tuple(p.cmdline)))
 
 
 @lru_cache(maxsize=8192)

@@ -23,7 +23,7 @@ from typing import Optional
 from ..model.snapshot import CgroupMemory, ProcessInfo, SystemMemory, TargetMemory
 from ..model.unavailable import Maybe, Unavailable, is_known, unavailable_from_error
 from ..parse.procfs import parse_kb_table
-from .proc_table import read_text
+from .proc_table import read_seq_text, read_text
 
 V1_NO_LIMIT = 2**62  # v1 reports "no limit" as PAGE_COUNTER_MAX pages (~2^63 bytes, page-rounded)
 
@@ -103,7 +103,7 @@ def collect_cgroup_memory(pid: int) -> CgroupMemory:
     """The memory cgroup PID is in: usage, limit (None when unlimited) and OOM kills so far."""
     try:
         lines = read_text(f"/proc/{pid}/cgroup").splitlines()
-        mountinfo = read_text("/proc/self/mountinfo")
+        mountinfo = read_seq_text("/proc/self/mountinfo")
     except OSError as exc:
         reason = unavailable_from_error(exc, "/proc/PID/cgroup")
         return CgroupMemory(path=reason, version=reason, current_bytes=reason, max_bytes=reason, oom_kills=reason)

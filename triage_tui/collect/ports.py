@@ -19,7 +19,7 @@ from ..model.snapshot import ListeningSocket, PortProbe, PortReport
 from ..model.unavailable import Unavailable, unavailable_from_error
 from ..parse.procfs import TCP_LISTEN, TcpSocket, parse_net_tcp
 from .announced_ports import MAX_NAMED, NamedPort
-from .proc_table import read_text
+from .proc_table import read_seq_text
 from .sock_diag import listening_tcp_netlink
 
 PROBE_TIMEOUT_S = 0.5
@@ -37,7 +37,7 @@ def listening_tcp_sockets(proc: str = "/proc") -> list[TcpSocket]:
     found: list[TcpSocket] = []
     for family in ("tcp", "tcp6"):
         try:
-            text = read_text(f"{proc}/net/{family}")
+            text = read_seq_text(f"{proc}/net/{family}")
         except OSError:
             continue  # no IPv6 in this kernel, or /proc/net hidden
         found.extend(s for s in parse_net_tcp(text, family) if s.state == TCP_LISTEN)

@@ -29,7 +29,8 @@ PF_KTHREAD = 0x00200000  # include/linux/sched.h
 def read_bytes(path: str) -> bytes:
     """Read a small /proc file whole with raw os.open/os.read: a buffered file object costs about
     twice as much, and this runs thousands of times per tick. Raises OSError (FileNotFoundError
-    when the process is gone)."""
+    when the process is gone). Only for files the kernel writes in one go (stat, status, io, cmdline,
+    cgroup files): a short read ends it. Files of many records use read_seq_text."""
     fd = os.open(path, os.O_RDONLY)
     try:
         data = os.read(fd, _CHUNK)
@@ -40,6 +41,21 @@ def read_bytes(path: str) -> bytes:
             more = os.read(fd, _CHUNK)
             if not more:
                 return b"".join(parts)
+            parts.append(more)
+    finally:
+        os.close(fd)
+
+
+def read_seq_text(path: str) -> str:
+    """A /proc file of many records (mountinfo, maps, net/tcp): the kernel's seq_file hands these out about a
+    page per read(), so a short read is not the end; read until read() returns nothing."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        parts: list[bytes] = []
+        while True:
+            more = os.read(fd, _CHUNK)
+            if not more:
+                return b"".join(parts).decode("utf-8", "replace")
             parts.append(more)
     finally:
         os.close(fd)

@@ -258,7 +258,11 @@ def _capture_one(
         parsed = parse_pyspy_json(out, sources.reader(pid), pid=pid, name=name)
     except ValueError as exc:
         return done(kernel_process_stacks(pid, name=name, error=Unavailable(str(exc), "")))
-    own = next((p for p in parsed if p.pid == pid), ProcessStacks(pid=pid, name=name))
+    own = next((p for p in parsed if p.pid == pid), None)
+    if own is None or not own.threads:  # exit 0 and no stack: never a capture with neither threads nor error
+        return done(kernel_process_stacks(pid, name=name, error=Unavailable(
+            f"py-spy exited 0 but printed no stack for PID {pid}",
+            f"the kernel view is shown; check the py-spy that ran ({pyspy} --version)")))
     return done(_with_kernel_fields(own))
 
 

@@ -16,18 +16,10 @@ from collections.abc import Sequence
 from typing import NamedTuple, Optional
 
 from ..model.waits import Wait
-from .proc_table import ProcTable, read_bytes, read_text
+from .proc_table import ProcTable, read_bytes, read_seq_text, read_text
 from .socket_table import SocketTable
 
 OUTSIDE_TTL_S = 10.0  # how long a scan of the processes outside the tree is reused
-
-
-def read_whole(path: str) -> str:
-    """A /proc file that may exceed one page (maps, mountinfo): read_text stops after the first read,
-    and the kernel hands these out a page at a time."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return f.read()
-
 
 
 class FdHolder(NamedTuple):
@@ -239,7 +231,7 @@ class WaitReads:
 
     def fdinfo(self, pid: int, fd: int) -> str:
         try:
-            return read_whole(f"{self.proc}/{pid}/fdinfo/{fd}")  # an epoll's can exceed a page
+            return read_seq_text(f"{self.proc}/{pid}/fdinfo/{fd}")  # an epoll's can exceed a page
         except OSError:
             return ""
 
@@ -287,7 +279,7 @@ class WaitReads:
         if got is None:
             got = []
             try:
-                text = read_whole(f"{self.proc}/{pid}/maps")
+                text = read_seq_text(f"{self.proc}/{pid}/maps")
             except OSError:
                 text = ""
             for line in text.splitlines():
@@ -309,7 +301,7 @@ class WaitReads:
         if mounts is None:
             mounts = []
             try:
-                for line in read_whole(f"{self.proc}/{pid}/mountinfo").splitlines():
+                for line in read_seq_text(f"{self.proc}/{pid}/mountinfo").splitlines():
                     left, _, right = line.partition(" - ")
                     fields = left.split()
                     if len(fields) >= 5 and right:

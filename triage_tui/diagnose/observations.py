@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Optional
 
 from ..model.diagnosis import Observation
@@ -70,14 +71,23 @@ def cpu_rate(history: Sequence[Snapshot], pid: int) -> Optional[float]:
 def expected_workers(processes: Sequence[ProcessInfo]) -> Optional[tuple[int, str, int]]:
     """(count, argument, pid) from a `--tp-size 8`-style argument in any command line of the tree."""
     for p in processes:
-        args = list(p.cmdline)
-        for i, arg in enumerate(args):
-            m = _WORLD_ARGS.match(arg)
-            if not m:
-                continue
-            value = m.group(2) or (args[i + 1] if i + 1 < len(args) else "")
-            if value.isdecimal() and int(value) > 1:
-                return int(value), f"--{m.group(1)} {value}", p.pid
+        found = _world_arg(tuple(p.cmdline))
+        if found is not None:
+            return found[0], found[1], p.pid
+    return None
+
+
+@lru_cache(maxsize=8192)
+def _world_arg(cmdline: tuple[str, ...]) -> Optional[tuple[int, str]]:
+    """The `--tp-size 8`-style argument of one argv, worked out once per argv (asked every tick)."""
+    args = list(cmdline)
+    for i, arg in enumerate(args):
+        m = _WORLD_ARGS.match(arg)
+        if not m:
+            continue
+        value = m.group(2) or (args[i + 1] if i + 1 < len(args) else "")
+        if value.isdecimal() and int(value) > 1:
+            return int(value), f"--{m.group(1)} {value}"
     return None
 
 

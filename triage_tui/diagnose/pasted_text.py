@@ -211,6 +211,33 @@ def _ranks_and_shm(text: str, at: float) -> list[Observation]:
     return out
 
 
+# NCCL_DEBUG_SUBSYS=COLL: `NCCL INFO Broadcast: opCount 0 ... count 53 datatype 4 op 0 root 0 comm 0x... [nranks=8]`
+_NCCL_COLL = re.compile(r"NCCL INFO (\w{1,40}): opCount ([0-9a-fA-Fx]{1,20}) .{0,300}?count (\d{1,15}) datatype (\d{1,3}) "
+                        r"op (\d{1,3}) root (-?\d{1,6}) comm (0x[0-9a-f]{1,16})")
+
+
+def _nccl_collectives(text: str, at: float) -> list[Observation]:
+    """NCCL's per-call collective lines from several communicators: the same operation number called with a
+    different collective, count, type or root on some ranks is a mismatch (the ranks' calls disagree)."""
+    calls: dict[str, dict[str, tuple[str, ...]]] = {}
+    for line in text.split("\n"):
+        if "opCount" not in line:
+            continue
+        m = _NCCL_COLL.search(line)
+        if m:
+            name, op, count, dtype, red, root, comm = m.groups()
+            calls.setdefault(op, {})[comm] = (name, count, dtype, red, root)
+    for op, by_comm in calls.items():
+        shapes = sorted(set(by_comm.values()), key=lambda v: -sum(1 for x in by_comm.values() if x == v))
+        if len(by_comm) >= 2 and len(shapes) >= 2:
+            common, odd = shapes[0], shapes[1]
+            odd_n = sum(1 for v in by_comm.values() if v == odd)
+            return [_obs("log-collective-mismatch", f"NCCL collective calls disagree at opCount {op}: {common[0]} of count "
+                         f"{common[1]} on {len(by_comm) - odd_n} communicator(s), {odd[0]} of count {odd[1]} on {odd_n} "
+                         "(NCCL_DEBUG_SUBSYS=COLL lines)", "pasted text", at, op_count=op)]
+    return []
+
+
 def _frames_of_note(capture: Optional[StackCapture], at: float) -> list[Observation]:
     """Frames that name a cause on their own: a lock-file wait (FileBaton), glibc's atexit lock (held across fork)."""
     if capture is None:
@@ -262,4 +289,6 @@ def diagnose_text(text: str, now: float = 0.0) -> PastedDiagnosis:
     present = {o.id for o in observations}
     observations += (_lexicon(evidence, present, now) + _prose(evidence.prose, now) + _one_look_stacks(capture, now)
                      + _ranks_and_shm(text, now) + _frames_of_note(capture, now) + _system(evidence, now))
+    if not any(o.id == "log-collective-mismatch" for o in observations):
+        observations += _nccl_collectives(text, now)
     return PastedDiagnosis(evidence.parts, Diagnosis(tuple(observations), evaluate(observations), ()), capture)

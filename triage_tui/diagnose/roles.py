@@ -8,6 +8,7 @@ cpp_extension / Triton (short-lived children that exit 0), inductor's compile wo
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
 from ..model.snapshot import ProcessInfo
 
@@ -27,9 +28,15 @@ def program_name(p: ProcessInfo) -> str:
 
 def helper_role(p: ProcessInfo) -> str:
     """"" for a process that may be a rank or a launcher; else what helper it is."""
-    if program_name(p) in COMPILERS or p.name in COMPILERS:
+    return _helper_role(p.name, tuple(p.cmdline))  # tuple() of a tuple is itself: no copy
+
+
+@lru_cache(maxsize=8192)
+def _helper_role(name: str, cmdline: tuple[str, ...]) -> str:
+    """By name and argv, once each: the engine asks for every process of the tree every tick."""
+    if (os.path.basename(cmdline[0]) if cmdline else name) in COMPILERS or name in COMPILERS:
         return "compiler"
-    joined = " ".join(p.cmdline[:4])
+    joined = " ".join(cmdline[:4])
     for marker, role in _HELPER_ARGS:
         if marker in joined:
             return role

@@ -153,6 +153,10 @@ WAIT_RULES: tuple[WaitRule, ...] = (
     _rule("file-io", SPECIFIC, function=r"^(load|_load|load_file|safe_open|_legacy_load)$",
           file=r"(torch/serialization|safetensors/torch)\.py$", why="reading weights"),
     _rule("file-io", SPECIFIC, function=r"^(copyfileobj|copyfile|copy2?|_fastcopy_sendfile)$", file=r"/shutil\.py$"),
+    # `with cond:` enters the Condition by acquiring its lock: blocked there, the holder never lets go (a
+    # Queue's put/get take it for an instant); a wait for the condition itself is Condition.wait
+    _rule("lock", SPECIFIC, function=r"^(Condition\.)?__enter__$", file=r"(^|/)threading\.py$",
+          why="acquiring a Condition's lock"),
     _rule("condition", SPECIFIC, function=r"^(Thread\.join|Thread\._wait_for_tstate_lock)$",
           file=r"/threading\.py$", why="waiting for another thread to end"),
     # py-spy before 0.4 (and pastes of it) print bare function names and often a bare file name:

@@ -241,6 +241,7 @@ def split_paste(text: str) -> list[PastePart]:
             loose.clear()
 
     i = 0
+    ps_header: Optional[str] = None  # the header a `ps ... | grep` command line printed before its pipe removed it
     while i < len(lines):
         line = lines[i]
         if not line.strip() or _FENCE.match(line):
@@ -253,8 +254,19 @@ def split_paste(text: str) -> list[PastePart]:
         if m:
             flush()
             parts.append(PastePart("command", i + 1, i + 1, m.group(1).strip()))
+            ps_header = ps.header_from_command(m.group(1).strip())
             i += 1
             continue
+        if ps_header is not None and not ps.is_ps_header(line) and ps.is_headerless_row(ps_header, line):
+            flush()
+            j = i + 1
+            while j < len(lines) and lines[j].strip() and ps.is_headerless_row(ps_header, lines[j]):
+                j += 1
+            parts.append(PastePart("ps", i + 1, j, "\n".join([ps_header] + lines[i:j]), note="header from the command line"))
+            ps_header = None
+            i = j
+            continue
+        ps_header = None
         found = _starts(lines, i)
         if found is None:
             loose.append(i)
@@ -325,7 +337,8 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
                 table = ps.parse_ps(part.text)
                 for p in table.processes:
                     processes[p.pid] = _merge(processes[p.pid], p) if p.pid in processes else p
-                used_as = f"{len(table.processes)} processes (ps)" + (f", {len(table.skipped)} lines skipped" if table.skipped else "")
+                how = "ps, its header taken from the command line above" if part.note else "ps"
+                used_as = f"{len(table.processes)} processes ({how})" + (f", {len(table.skipped)} lines skipped" if table.skipped else "")
             elif part.kind == "free":
                 system = free.parse_free(part.text, unit)
                 used_as = "system memory (free)"

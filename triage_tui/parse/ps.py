@@ -18,7 +18,7 @@ KNOWN = frozenset({
     "USER", "UID", "PID", "PPID", "%CPU", "PCPU", "%MEM", "VSZ", "VSIZE", "RSS", "RSZ", "TTY", "TT", "STAT", "S",
     "START", "STARTED", "TIME", "CPUTIME", "COMMAND", "CMD", "ARGS", "COMM", "ELAPSED", "ETIME", "ETIMES", "WCHAN",
     "NLWP", "THCNT", "MAJFLT", "MAJ_FLT", "MINFLT", "MIN_FLT", "PRI", "NI", "LWP", "TID", "PSR", "C", "F", "SZ",
-    "ADDR", "PGID", "SID", "SESS", "TPGID", "LSTART",
+    "ADDR", "PGID", "SID", "SESS", "TPGID", "LSTART", "STIME",
     # top / htop's process table
     "PR", "VIRT", "RES", "SHR", "TIME+", "SWAP", "CODE", "DATA", "P", "NTH", "nTH", "PGRP",
 })
@@ -31,6 +31,66 @@ class PsTable:
     headers: tuple[str, ...]
     processes: tuple[ProcessInfo, ...]
     skipped: tuple[str, ...] = ()  # lines under the header that did not parse
+
+
+# ps's header for each -o keyword (procps names; `wchan:32` sets a width, `pid=` hides the header)
+_O_HEADERS = {
+    "pid": "PID", "ppid": "PPID", "tid": "TID", "lwp": "LWP", "user": "USER", "euser": "USER", "uid": "UID",
+    "stat": "STAT", "state": "S", "s": "S", "wchan": "WCHAN", "nwchan": "WCHAN", "cmd": "CMD", "args": "COMMAND",
+    "command": "COMMAND", "comm": "COMMAND", "ucomm": "COMMAND", "pcpu": "%CPU", "%cpu": "%CPU", "pmem": "%MEM",
+    "%mem": "%MEM", "rss": "RSS", "rssize": "RSS", "rsz": "RSZ", "vsz": "VSZ", "vsize": "VSZ", "time": "TIME",
+    "cputime": "TIME", "etime": "ELAPSED", "etimes": "ELAPSED", "nlwp": "NLWP", "thcount": "NLWP",
+    "majflt": "MAJFLT", "maj_flt": "MAJFLT", "minflt": "MINFLT", "min_flt": "MINFLT", "tty": "TT", "tname": "TT",
+    "ni": "NI", "nice": "NI", "pri": "PRI", "psr": "PSR", "pgid": "PGID", "sid": "SID", "lstart": "STARTED",
+    "start": "START", "stime": "STIME",
+}
+_AUX = "USER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND"
+_EF = "UID PID PPID C STIME TTY TIME CMD"
+
+
+def header_from_command(command: str) -> str | None:
+    """The header a `ps` command line prints, for its rows pasted without it (a `| grep` or `| awk` after ps
+    removes the header line): `ps aux`, `ps -ef`, `ps -eo pid,state,wchan:32,cmd`. None for anything else."""
+    words = command.split("|")[0].split()
+    while words and words[0] in ("sudo", "env", "command"):
+        words = words[1:]
+    if not words or words[0] not in ("ps", "/bin/ps", "/usr/bin/ps"):
+        return None
+    args = words[1:]
+    for k, word in enumerate(args):
+        fmt = None
+        if word in ("-o", "o", "-O", "--format", "-eo", "-ao", "-axo", "axo") and k + 1 < len(args):
+            fmt = args[k + 1]
+        elif word.startswith("--format="):
+            fmt = word.split("=", 1)[1]
+        elif word.startswith("-") and "o" in word[1:] and not word.startswith("--"):
+            rest = word[word.index("o", 1) + 1:]
+            fmt = rest or (args[k + 1] if k + 1 < len(args) else None)
+        if fmt:
+            names = []
+            for item in fmt.replace(" ", ",").split(","):
+                key = item.split("=", 1)[0].split(":", 1)[0].strip().lower()
+                if not key:
+                    continue
+                if key not in _O_HEADERS:
+                    return None
+                names.append(_O_HEADERS[key])
+            return " ".join(names) if "PID" in names else None
+    flags = "".join(a.lstrip("-") for a in args)
+    if set("aux") <= set(flags):
+        return _AUX
+    if "e" in flags and "f" in flags:
+        return _EF
+    return None
+
+
+def is_headerless_row(header: str, line: str) -> bool:
+    """True when `line` reads as a row under `header` (its PID column a number)."""
+    try:
+        _row(tuple(header.split()), line)
+    except (ParseError, ValueError, IndexError, KeyError):
+        return False
+    return True
 
 
 def is_ps_header(line: str) -> bool:
@@ -89,7 +149,8 @@ def _row(headers: tuple[str, ...], line: str) -> ProcessInfo:
     pid = int(cells["PID"])
     command = cells.get("COMMAND") or cells.get("CMD") or cells.get("ARGS") or ""
     cmdline = tuple(command.split())
-    comm = cells.get("COMM") or (os.path.basename(cmdline[0]) if cmdline else "?")
+    kthread = command.startswith("[") and command.endswith("]")  # ps shows a kernel thread's name in brackets
+    comm = cells.get("COMM") or (command[1:-1] if kthread else os.path.basename(cmdline[0]) if cmdline else "?")
     stat = cells.get("STAT") or cells.get("S") or "?"
     kw: dict = {}
     if "%CPU" in cells or "PCPU" in cells:

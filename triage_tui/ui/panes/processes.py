@@ -20,6 +20,7 @@ from ...render.plain_text import visible
 from .. import format as fmt
 from ..process_rows import SORT_KEYS, Row, tree_rows
 from . import Pane, View, update_static
+from .waits import same_items
 
 STATE_STYLES = {"D": "bold red", "Z": "bold magenta", "T": "bold yellow", "t": "bold yellow", "R": "green"}
 WIDE_COLUMNS = ("PID", "name", "St", "CPU%", "CPU time", "idle", "thr R/all", "RSS", "PSS", "GPU", "wchan")
@@ -108,6 +109,8 @@ class ProcessesPane(Pane):
         self._row_cache: dict[int, tuple[object, list[object]]] = {}  # pid -> (what the cells show, cells)
         self._idle_at: Optional[int] = None  # index of the idle-for column in self.columns
         self._last_alive: Optional[Snapshot] = None  # the latest snapshot shown with a live process
+        self._subtitle = ""
+        self._rows_of: tuple[tuple[ProcessInfo, ...], tuple[object, ...]] = ((), ())  # what self.rows was built from
 
     def compose(self):
         yield Input(placeholder="filter: PID, name or command line (Enter keeps, Esc clears)", id="proc-filter")
@@ -155,7 +158,10 @@ class ProcessesPane(Pane):
         table = self.table
         keep = self.selected_pid()
         procs = self._rows_to_show(view)
-        self.rows = tree_rows(procs, frozenset(self.collapsed), self.filter_text, self.sort, self.reverse, self.flat)
+        options = (frozenset(self.collapsed), self.filter_text, self.sort, self.reverse, self.flat)
+        if not (options == self._rows_of[1] and same_items(procs, self._rows_of[0])):  # else the rows stand
+            self.rows = tree_rows(procs, *options)
+            self._rows_of = (procs, options)
         moment = view.moment
         keys = [str(r.process.pid) for r in self.rows]
         self._idle_at = self.columns.index("idle") if "idle" in self.columns else None
@@ -174,12 +180,17 @@ class ProcessesPane(Pane):
         if keep is not None:
             for i, row in enumerate(self.rows):
                 if row.process.pid == keep:
-                    table.move_cursor(row=i, animate=False)
+                    if table.cursor_row != i:
+                        table.move_cursor(row=i, animate=False)
                     break
         extra = f" · filter '{self.filter_text}'" if self.filter_text else ""
         tags = f" · {len(self.tagged)} tagged" if self.tagged else ""
         order = f"sort {self.sort}{' reversed' if self.reverse else ''}{' · flat' if self.flat else ''}"
-        self.border_subtitle = Text(visible(f"{len(self.rows)}/{len(procs)} rows · {order}{extra}{tags}"))
+        subtitle = f"{len(self.rows)}/{len(procs)} rows · {order}{extra}{tags}"
+        if subtitle != self._subtitle:  # setting it repaints the whole pane, table and all, even when equal
+            # a Text, never a markup string: the filter is typed by the user and may hold a `[/]`
+            self._subtitle = subtitle
+            self.border_subtitle = Text(visible(subtitle))
 
     def _rows_to_show(self, view: View) -> tuple[ProcessInfo, ...]:
         """The snapshot's rows; when the whole target is gone, the last rows seen alive, marked gone,
@@ -259,7 +270,9 @@ class ProcessesPane(Pane):
         running = p.thread_states.get("R", 0)
         threads = f"{running}/{p.threads}" if is_known(p.threads) else "n/a"
         gpus = ",".join(str(g.gpu_index) for g in p.gpus) or "-"
-        wchan = Text(visible(p.wchan)) if is_known(p.wchan) else "n/a"
+        wchan: object = "n/a"
+        if is_known(p.wchan):  # a kernel symbol: a Text only in the case it could read as markup
+            wchan = p.wchan if "[" not in p.wchan and p.wchan.isprintable() else Text(visible(p.wchan))
         cells: dict[str, object] = {
             "PID": str(p.pid),
             "name": name,

@@ -9,19 +9,23 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from collections.abc import Sequence
+from typing import Optional
+
 from ...model.snapshot import Snapshot
 from ...render.plain_text import visible
-from ...render.waits_text import wait_lines
+from ...render.waits_text import WaitLine, wait_lines
 from . import update_static
 
 MAX_LINES = 12  # the pane also holds the stack capture: the rest is in `report`
 _STYLES = {"cycle": "bold red", "hub": "yellow", "network": "yellow"}
 
 
-def render_waits(snapshot: Snapshot) -> Text:
-    """The section's text; empty when there is nothing to say (waits not collected by this host)."""
+def render_waits(snapshot: Snapshot, lines: Optional[list[WaitLine]] = None) -> Text:
+    """The section's text; empty when there is nothing to say (waits not collected by this host).
+    `lines`: wait_lines(snapshot), when the caller has them."""
     out = Text()
-    lines = wait_lines(snapshot)
+    lines = wait_lines(snapshot) if lines is None else lines
     source = snapshot.waits_source
     if not lines:
         if source.error is not None and source.error.reason != "waits were not read":
@@ -37,10 +41,24 @@ def render_waits(snapshot: Snapshot) -> Text:
     return out
 
 
+def same_items(a: Sequence[object], b: Sequence[object]) -> bool:
+    """The same objects in the same order: what the collectors hand on unchanged (an idle process's
+    row and its carried waits are last refresh's objects), so a pane can skip what did not change."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
 class WaitsSection(Static):
-    """The section widget; `show` repaints it only when its text changed."""
+    """The section widget; `show` repaints it only when its text changed, and works the lines out
+    again only when the waits or the rows they name changed (1,000 waits: ~4 ms a refresh)."""
+
+    _lines: Optional[list[WaitLine]] = None
+    _inputs: tuple[Sequence[object], Sequence[object]] = ((), ())
 
     def show(self, snapshot: Snapshot) -> None:
-        text = render_waits(snapshot)
+        waits, rows = self._inputs
+        if self._lines is None or not (same_items(waits, snapshot.waits) and same_items(rows, snapshot.processes)):
+            self._lines = wait_lines(snapshot)
+            self._inputs = (snapshot.waits, snapshot.processes)
+        text = render_waits(snapshot, self._lines)
         self.display = bool(text.plain)
         update_static(self, text)
