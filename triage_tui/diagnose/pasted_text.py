@@ -239,7 +239,8 @@ def _nccl_collectives(text: str, at: float) -> list[Observation]:
 
 
 def _frames_of_note(capture: Optional[StackCapture], at: float) -> list[Observation]:
-    """Frames that name a cause on their own: a lock-file wait (FileBaton), glibc's atexit lock (held across fork)."""
+    """Frames that name a cause on their own: a lock-file wait (FileBaton), glibc's atexit lock (held across fork), a
+    GPU kernel's own frame (cuda-gdb)."""
     if capture is None:
         return []
     out: list[Observation] = []
@@ -251,6 +252,10 @@ def _frames_of_note(capture: Optional[StackCapture], at: float) -> list[Observat
                     if not any(o.id == "stacks-file-lock" for o in out):
                         out.append(_obs("stacks-file-lock", f"PID {proc.pid} waits on a lock file: {where}", "stacks", at,
                                         [proc.pid], frame=where))
+                elif "<<<(" in f.function:  # cuda-gdb: a thread of a GPU kernel, `kernel<<<(grid),(block)>>>`
+                    if not any(o.id == "log-gpu-kernel-stuck" for o in out):
+                        out.append(_obs("log-gpu-kernel-stuck", f"cuda-gdb shows a thread inside a GPU kernel: {where} "
+                                        "(the device is still running it)", "stacks", at, [proc.pid], frame=where))
                 elif _ATEXIT.search(f.function):
                     if not any(o.id == "stacks-atexit-lock" for o in out):
                         out.append(_obs("stacks-atexit-lock", f"PID {proc.pid} is inside glibc's atexit lock: {where} "

@@ -46,7 +46,7 @@ FINDING_CAP = 0.3  # a finding keeps its status (likely) but scores below any po
 CATALOGUE: tuple[Spec, ...] = (
     Spec("wait-for-missing-rank", "A wait for a rank that never arrived (the others sleep in a collective or IPC wait)",
          needs="several-processes | stacks-several-ranks | stacks-odd-rank | wait-hub | log-several-ranks"
-               " | log-nccl-timeout | stacks-one-in-collective | log-store-barrier | log-rank-late",
+               " | log-nccl-timeout | stacks-one-in-collective | log-store-barrier | log-rank-late | log-barrier-hang",
          needs_text="fewer than 3 processes seen: no ranks to wait for",
          titles=(("stacks-odd-rank", "A wait for the missing rank: PID {pid} never reached the wait (it is in {frame})"),
                  ("wait-hub", "Everyone waits on {hub_name}, which waits on nothing of the tree ({hub_doing})"),
@@ -57,7 +57,7 @@ CATALOGUE: tuple[Spec, ...] = (
                            "differs: S (or --auto-stacks)"))),
     Spec("collective-hang", "Every rank stuck inside the same collective (transport / NCCL, not app logic)",
          needs="several-processes | stacks-several-ranks | stacks-same-collective | log-several-ranks | log-nccl-timeout"
-               " | log-nccl-error | stacks-one-in-collective | prose-gpu-busy-low-power",
+               " | log-nccl-error | stacks-one-in-collective | prose-gpu-busy-low-power | log-nccl-only-hangs",
          needs_text="fewer than 3 processes seen: no collective",
          next_checks=(("stacks-same-collective", "rerun with NCCL_DEBUG=INFO; check P2P/ACS/IOMMU (nvidia-smi topo -m); "
                        "try NCCL_P2P_DISABLE=1"),
@@ -380,6 +380,12 @@ ROWS: tuple[Row, ...] = (
     # added after the third held-out set was scored once (the set is seen from here on)
     Row("fork-inherited-lock", "log-fork-threads", 0.5, "Python warns that a forked child of a threaded process can "
         "deadlock on an inherited lock"),
+    # added after the fourth held-out set was scored once (the set is seen from here on)
+    Row("collective-hang", "log-shm-full", -0.3, "NCCL could not create its shared memory: /dev/shm, not the transport"),
+    Row("gpu-hang", "log-gpu-kernel-stuck", 0.55, "the kernel never finishes"),
+    Row("gpu-hang", "log-gpu-kernel-stuck & prose-gpu-busy", 0.15, "and the GPU is busy all the while"),
+    Row("wait-for-missing-rank", "log-barrier-hang", 0.4, "the ranks that never reach the barrier are elsewhere"),
+    Row("collective-hang", "log-nccl-only-hangs", 0.45, "the same program passes with gloo"),
     # rss-illusion (finding)
     Row("rss-illusion", "rss-illusion", 0.8),
 )
