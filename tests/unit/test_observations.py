@@ -212,6 +212,10 @@ def test_rss_illusion_against_pss_and_ram() -> None:
         mem.target, pss_sum_bytes=Unavailable("permission denied"), pss_covered=0))
     figures = ids(snaps([proc(1)], memory=unread))["rss-illusion"][0].figures
     assert figures["total"] == 449 * GiB and "pss_sum" not in figures
+    # PSS read for 3 of the 9: no RSS/PSS comparison (the sums are over different processes); RAM still
+    partial = dataclasses.replace(mem, target=dataclasses.replace(mem.target, pss_sum_bytes=2 * GiB, pss_covered=3))
+    found = ids(snaps([proc(1)], memory=partial))["rss-illusion"][0]
+    assert "PSS sum" not in found.text and "pss_sum" not in found.figures and "449 GiB" in found.text
 
 
 def test_real_memory_pressure() -> None:

@@ -113,7 +113,10 @@ def memory_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Obs
     total = sysm.total_bytes if is_known(sysm.total_bytes) else None
     avail = sysm.available_bytes if is_known(sysm.available_bytes) else None
     rss = tgt.rss_sum_bytes if is_known(tgt.rss_sum_bytes) else None
-    pss = tgt.pss_sum_bytes if is_known(tgt.pss_sum_bytes) and tgt.pss_covered else None
+    # a ratio only over figures read for the same processes: RSS of all against a PSS sum read for some
+    # of them (smaps_rollup still pending, or denied for a few) read as "53.7x" under churn
+    pss = (tgt.pss_sum_bytes if is_known(tgt.pss_sum_bytes) and tgt.pss_covered and tgt.pss_covered >= tgt.processes
+           else None)
     if total and avail is not None:
         if avail < th.memory_low_ratio * total:
             out.append(_obs("memory-low", f"only {fmt_bytes(avail)} available of {fmt_bytes(total)} RAM "
