@@ -108,3 +108,77 @@ async def test_mappings_of_anonymous_heap_and_stack_show_their_names(app, incide
         assert [str(table.get_row_at(i)[0]) for i in range(table.row_count)] == ["[anonymous]", "[heap]", "[stack]", "[/]"]
         text = screen_text(app)
         assert "[anonymous]" in text and "[heap]" in text and "[stack]" in text
+
+
+HOSTILE_CHILD = r"""
+import ctypes, sys, time
+name = sys.argv[1].encode("utf-8", "surrogateescape")[:15]
+ctypes.CDLL(None).prctl(15, ctypes.c_char_p(name), 0, 0, 0)   # PR_SET_NAME: the name the kernel shows
+print("READY", flush=True)
+time.sleep(600)
+"""
+
+
+async def test_real_processes_with_hostile_names_and_a_hostile_log(tmp_path) -> None:
+    """Real processes named with every hostile string (as argv[0] and as the kernel's comm), and a real
+    log file holding every hostile string as a line, watched by the app on this machine: it survives,
+    paints no control character raw, and shows the names and lines as text (never markup)."""
+    import subprocess
+    import sys
+
+    from triage_tui.host.base import CollectOptions
+    from triage_tui.host.local import local_host
+    from triage_tui.incident import Incident
+    from triage_tui.ui.app import TriageApp
+
+    strings = [s for s in HOSTILE if "\x00" not in s]  # argv cannot hold NUL (the kernel's limit)
+    log = tmp_path / "hostile.log"
+    log.write_bytes(b"".join(s.encode("utf-8", "surrogateescape") + b"\n" for s in strings))
+    launcher = subprocess.Popen([sys.executable, "-c", "import sys, time; print('READY', flush=True); time.sleep(600)"],
+                                stdout=subprocess.PIPE, text=True)
+    children: list[subprocess.Popen] = []
+    host = local_host()  # the composition a local run uses: logs followed
+    try:
+        assert launcher.stdout is not None and launcher.stdout.readline().strip() == "READY"
+        for s in strings:
+            child = subprocess.Popen([s, "-c", HOSTILE_CHILD, s], executable=sys.executable, stdout=subprocess.PIPE,
+                                     text=True, errors="surrogateescape")
+            assert child.stdout is not None and child.stdout.readline().strip() == "READY"
+            children.append(child)
+        pids = [str(launcher.pid)] + [str(c.pid) for c in children]
+        incident = Incident(host, host.resolve(pids), CollectOptions(logs=(str(log),), discover_logs=False))
+        app = TriageApp(incident, interval=3600, live=True, export_dir=str(tmp_path))
+        seen: list[str] = []
+        async with app.run_test(size=(220, 80)) as pilot:
+            await settle(pilot)
+            while incident.latest is None:
+                await pilot.pause()
+            await pilot.press("r")
+            await settle(pilot)
+            seen.append(screen_text(app))
+            for key in ("1", "4"):
+                await pilot.press(key, "z")
+                await settle(pilot)
+                seen.append(screen_text(app))
+                await pilot.press("z")
+                await settle(pilot)
+            assert app.is_running  # a `[/]` in a name or a log line used to end the app
+            latest = incident.latest
+            assert latest is not None
+            names = {p.pid: p.name for p in latest.snapshot.processes}
+            table = app.query_one("#proc-table")
+            for child in children:  # each row's name is the name as read, with its controls escaped
+                assert str(table.get_row(str(child.pid))[1]).strip(" ●▸▾") == visible(names[child.pid])
+            assert [t.path for t in latest.snapshot.logs] == [str(log)], latest.snapshot.logs
+            tail = latest.snapshot.logs[0]
+            shown = app.query_one("LogPane").shown_lines
+            assert [visible(line.text) for line in tail.lines] == [visible(x) for x in shown[-len(tail.lines):]]
+        painted = "\n".join(seen)
+        assert raw_controls(painted) == []
+        for s in ("[/]", "[bold red]X[/]", "w[bold]x", "[anonymous]", "\\x1b[2J", "bidi\\u202eevil"):
+            assert s in painted, s
+    finally:
+        host.close()
+        for p in [launcher, *children]:
+            p.kill()
+            p.wait()

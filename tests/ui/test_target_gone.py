@@ -70,3 +70,84 @@ async def test_an_outage_keeps_the_last_good_moment_and_says_so(tmp_path) -> Non
         assert incident.latest is good and app.query_one("#proc-table").row_count == len(good.snapshot.processes)
         assert not app.query_one("#proc-gone").display  # an outage is not a target gone
         assert all(o.id != "target-gone" for m in incident.timeline for o in m.diagnosis.observations)
+
+
+LAUNCHER_PROGRAM = """
+import subprocess, sys
+kids = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]) for _ in range(2)]
+print(" ".join(str(k.pid) for k in kids), flush=True)
+for k in kids:
+    k.wait()
+sys.exit(3)  # the workers died: the launcher gives up, as torchrun does
+"""
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+async def test_a_real_target_dying_whole_says_target_gone_and_crashed_worker(tmp_path) -> None:
+    """A real launcher and two workers: the workers are killed, the launcher exits 3 and is reaped.
+    The app keeps the last rows, says TARGET GONE with the launcher's exit code, and the engine calls
+    it a crash (crashed-worker not unlikely, healthy ruled out); the app is still running."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from triage_tui.host.base import CollectOptions
+    from triage_tui.host.local import LocalHost
+    from triage_tui.incident import Incident
+    from triage_tui.ui.app import TriageApp
+
+    launcher = subprocess.Popen([sys.executable, "-c", LAUNCHER_PROGRAM], stdout=subprocess.PIPE, text=True)
+    assert launcher.stdout is not None
+    workers = [int(pid) for pid in launcher.stdout.readline().split()]
+    host = LocalHost()
+    try:
+        incident = Incident(host, host.resolve([str(launcher.pid)]), CollectOptions(discover_logs=False))
+        app = TriageApp(incident, interval=3600, live=True, export_dir=str(tmp_path))
+        async with app.run_test(size=(200, 50)) as pilot:
+            await settle(pilot)
+            while incident.latest is None:
+                await pilot.pause()
+            assert len(incident.latest.snapshot.live_pids()) == 3
+            for pid in workers:
+                os.kill(pid, signal.SIGKILL)
+            while _state(launcher.pid) != "Z":  # it reaped its workers and exited: a zombie until we reap it
+                await pilot.pause()
+            await pilot.press("r")  # the launcher seen as a zombie: its exit status read from /proc
+            await settle(pilot)
+            launcher.wait()
+            await pilot.press("r")  # nothing of the target is left
+            await settle(pilot)
+            latest = incident.latest
+            assert latest is not None and latest.snapshot.live_pids() == ()
+            assert app.is_running
+            line = app.query_one("#proc-gone")
+            assert line.display
+            text = str(line.render())
+            assert "TARGET GONE" in text and f"PID {launcher.pid}" in text and "exit code 3" in text
+            table = app.query_one("#proc-table")
+            # the last rows seen alive (here the launcher's zombie row, its workers gone a tick before), marked gone
+            rows = [table.get_row_at(i) for i in range(table.row_count)]
+            assert [str(r[0]) for r in rows] == [str(launcher.pid)] and all(str(r[2]) == "gone" for r in rows)
+            hyps = {h.id: h for h in latest.diagnosis.hypotheses}
+            assert "target-gone" in {o.id for o in latest.diagnosis.observations}
+            assert hyps["crashed-worker"].status in ("likely", "possible")
+            assert "The target is gone" in hyps["crashed-worker"].title
+            assert hyps["healthy"].status == "ruled out"
+    finally:
+        host.close()
+        for pid in workers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
