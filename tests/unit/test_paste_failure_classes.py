@@ -217,3 +217,12 @@ def test_the_tokenizers_fork_warning_names_an_inherited_lock() -> None:
 def test_a_barrier_one_rank_never_reaches_and_nccl_that_hangs_where_gloo_works() -> None:
     assert _causes_of("Training hangs in the end while calling dist.barrier()")[0] == "wait-for-missing-rank"
     assert _causes_of("dist.all_reduce is stuck with backend `nccl`, but works with `gloo`")[0] == "collective-hang"
+
+
+def test_a_zombie_in_ps_ef_is_read_from_its_defunct_command() -> None:
+    # ps -ef (and docker top) print no STAT column: `[python3] <defunct>` is the only sign of a zombie, captured here
+    # from a child whose parent never reaped it, with and without the header a grep removes
+    diag = _diag("ps_ef_defunct.txt")
+    ids = [o.id for o in diag.observations]
+    assert ids.count("zombie") == 1 and "all-alive" not in ids
+    assert diag.hypotheses[0].id == "crashed-worker" and "healthy" not in _causes("ps_ef_defunct.txt")

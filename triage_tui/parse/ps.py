@@ -152,6 +152,8 @@ def _row(headers: tuple[str, ...], line: str) -> ProcessInfo:
     kthread = command.startswith("[") and command.endswith("]")  # ps shows a kernel thread's name in brackets
     comm = cells.get("COMM") or (command[1:-1] if kthread else os.path.basename(cmdline[0]) if cmdline else "?")
     stat = cells.get("STAT") or cells.get("S") or "?"
+    if stat == "?" and command.endswith("<defunct>"):  # `ps -ef` / `docker top` have no STAT: a zombie says so in CMD
+        stat = "Z"
     kw: dict = {}
     if "%CPU" in cells or "PCPU" in cells:
         kw["cpu_percent"] = float(cells.get("%CPU") or cells["PCPU"])
