@@ -51,7 +51,7 @@ def report_from_record(
     part of the Markdown (a "Record" section) and, for JSON, goes to `warn` (default: stderr), so
     whoever reads the ticket knows the record was incomplete. Raises RecordError for a file that
     cannot be read or is not a record."""
-    recording = read_record(path)
+    recording = read_record(path, ends=True)  # a report shows the first and the last moments: the rest gives its changelog
     if fmt == "json":
         say = warn if warn is not None else _warn_on_stderr
         for line in recording.skipped:

@@ -38,6 +38,10 @@ from .snapshot_codec import MomentEncoder
 RECORD_SCHEMA_VERSION = 2  # 2: the diagnosis apart from the snapshot (Moments)
 DEFAULT_CAP_BYTES = 256 * 1024 * 1024
 _NOTE_RESERVE = 1024  # room kept under the cap for the final note
+# a keyframe at least every this many bytes of deltas (uncompressed), as well as every keyframe_every
+# refreshes: `report --from` rebuilds the moments from the last keyframe on, so this bounds its work
+# on a record of any size (a 250 MB record of a big tree had one keyframe, at its start)
+KEYFRAME_BYTES = 4 * 1024 * 1024
 KEEP_RECORDS = 20  # in the default directory: the newest 20 records ...
 KEEP_BYTES = 1024 * 1024 * 1024  # ... and no more than 1 GiB of them in all
 RETENTION_TEXT = (f"the newest {KEEP_RECORDS} records and at most {KEEP_BYTES // 1024 ** 3} GiB in all are kept "
@@ -142,6 +146,7 @@ class Recorder:
         self.failed: Optional[str] = None  # a write failed: why (nothing more is written)
         self.records = 0
         self._encoder = MomentEncoder(keyframe_every=keyframe_every)
+        self._delta_bytes = 0  # snapshot deltas written since the last keyframe
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # 0600: a record holds command lines and log lines, which may hold secrets
@@ -222,7 +227,13 @@ class Recorder:
                     "text": f"record cap of {size_text(self.cap_bytes)} reached: recording stopped here"}
             self._append(json.dumps(note, separators=(",", ":")) + "\n")
             return False
-        return self._append(line)
+        if not self._append(line):
+            return False
+        if record.get("kind") == "snapshot":
+            self._delta_bytes = 0 if "full" in record else self._delta_bytes + size
+            if self._delta_bytes >= KEYFRAME_BYTES:
+                self._encoder.keyframe_due = True
+        return True
 
     def _append(self, line: str) -> bool:
         try:

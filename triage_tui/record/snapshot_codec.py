@@ -138,6 +138,7 @@ class MomentEncoder:
         self.keyframe_every = keyframe_every
         self._prev: Optional[Moment] = None
         self._since_keyframe = 0
+        self.keyframe_due = False  # the recorder asks for a keyframe next (bytes of deltas since the last)
         self.captures_written: dict[float, StackCapture] = {}
 
     def reset(self) -> None:
@@ -150,7 +151,7 @@ class MomentEncoder:
         record: dict[str, Any] = {"kind": "snapshot", "at": snapshot.taken_at}
         sequences: dict[str, list[Any]] = {}
         diagnosis_sequences: dict[str, list[Any]] = {}
-        keyframe = prev is None or self._since_keyframe >= self.keyframe_every
+        keyframe = prev is None or self._since_keyframe >= self.keyframe_every or self.keyframe_due
         if not keyframe:
             assert prev is not None
             try:
@@ -165,6 +166,7 @@ class MomentEncoder:
             record["diagnosis"] = {"full": to_data(diagnosis)}
             self._encode_stacks(record, moment.stacks, None, force=True)
             self._since_keyframe = 0
+            self.keyframe_due = False
         else:
             assert prev is not None
             record["set"] = diff(prev.snapshot, snapshot, skip=_NOT_IN_SET)
@@ -227,10 +229,43 @@ class MomentDecoder:
         self.unknown = unknown
         self.prev: Optional[Moment] = None
         self.captures: dict[float, StackCapture] = {}
+        self.stale = False  # decode_changes skipped a snapshot since the last keyframe: deltas wait for one
 
     def reset(self) -> None:
         """Forget the previous moment: deltas cannot be applied until the next keyframe."""
         self.prev = None
+        self.stale = False
+
+    def decode_changes(self, record: dict[str, Any]) -> tuple[str, ...]:
+        """The changelog lines of a delta `record` and what its diagnosis and stacks became, without
+        rebuilding its snapshot (most of a record's cost): for the moments a report does not show,
+        between the first and the last keyframe. Deltas after it wait for a keyframe (`stale`)."""
+        prev = self.prev
+        part = record.get("diagnosis")
+        keyframe = "full" in record
+        if prev is None or (keyframe and not (isinstance(part, dict) and isinstance(part.get("full"), dict))):
+            return self.decode(record).diagnosis.changes  # schema 1 keyframes hold the diagnosis in the snapshot
+        if part is not None and not isinstance(part, dict):
+            raise ValueError("diagnosis is not an object")
+        if keyframe:  # the diagnosis is whole in it: nothing of the previous one is needed
+            diagnosis = self._full_diagnosis(part, {})
+            prev = Moment(prev.snapshot, diagnosis, None)
+            part = None
+        else:
+            diagnosis = dataclasses.replace(prev.diagnosis, changes=()) if prev.diagnosis.changes else prev.diagnosis
+        legacy_seq = {name: entries for name, entries in (record.get("seq") or {}).items() if name in _DIAGNOSIS_KEYED}
+        if legacy_seq:  # schema 1: the diagnosis's lists were the snapshot's
+            diagnosis = self._apply_diagnosis(diagnosis, {"seq": legacy_seq})
+        if part is not None:
+            diagnosis = self._apply_diagnosis(diagnosis, part)
+        stacks = prev.stacks
+        if "stacks" in record:
+            stacks = from_data(StackCapture, record["stacks"]) if record["stacks"] is not None else None
+        elif "stacks_at" in record:
+            stacks = self.captures.get(record["stacks_at"]) if record["stacks_at"] is not None else None
+        self.prev = Moment(prev.snapshot, diagnosis, stacks)  # the snapshot is not this moment's: hence stale
+        self.stale = True
+        return diagnosis.changes
 
     def decode(self, record: dict[str, Any]) -> Moment:
         """The full Moment of `record`. Raises ValueError (or KeyError/TypeError) when it cannot be rebuilt."""
@@ -244,6 +279,7 @@ class MomentDecoder:
             full = record["full"]
             if not isinstance(full, dict):
                 raise ValueError("keyframe is not an object")
+            self.stale = False
             legacy = {name: full.pop(name) for name in _LEGACY if name in full}
             self._report_unknown(Snapshot, full)
             for name, (cls, _) in _KEYED.items():
@@ -256,6 +292,8 @@ class MomentDecoder:
                 stacks = from_data(StackCapture, legacy["stacks"])
         elif self.prev is None:
             raise ValueError("a delta with no full snapshot before it")
+        elif self.stale:
+            raise ValueError("a delta after moments read for their changelog only: it waits for a keyframe")
         else:
             prev = self.prev
             base = apply(prev.snapshot, record.get("set", {}), self.unknown)
