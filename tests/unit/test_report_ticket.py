@@ -58,3 +58,12 @@ def test_next_checks_split_into_shell_words_and_a_key() -> None:
     check = split_next_check("capture stacks of all ranks (S) and compare the collective each is in")
     assert check.shell == "capture stacks of all ranks and compare the collective each is in" and check.key == "S"
     assert split_next_check("dmesg -T | grep -i oom").key == ""
+
+
+def test_a_report_without_a_verdict_names_a_command_not_a_key() -> None:
+    from triage_tui.model.moment import Moment
+    from triage_tui.model.snapshot import Snapshot
+    from triage_tui.render.markdown import render_report_markdown
+
+    text = render_report_markdown([Moment(Snapshot(taken_at=1_780_000_000.0)), Moment(Snapshot(taken_at=1_780_000_030.0))])
+    assert "no verdict yet" in text and "press S" not in text and "triage stacks PID" in text

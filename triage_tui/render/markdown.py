@@ -69,7 +69,7 @@ def _summary(moments: Sequence[Moment]) -> list[str]:
     first, last = moments[0].snapshot, moments[-1].snapshot
     hypotheses = list(moments[-1].diagnosis.hypotheses)  # the engine's order
     capture = moments[-1].stacks
-    v = verdict(hypotheses, len(moments), last.taken_at - first.taken_at, capture is not None)
+    v = verdict(hypotheses, len(moments), last.taken_at - first.taken_at, capture is not None, in_app=False)
     top = next((h for h in hypotheses if h.id == v.hypothesis_id), None) if v.reached else None
     said = (f"{v.status}: {md_inline(v.title)} ({md_code(v.hypothesis_id)}, score {top.score:.2f})" if top is not None
             else md_inline(verdict_text(v)))

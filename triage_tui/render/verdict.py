@@ -112,7 +112,7 @@ def few_words(text: str, limit: int = 48) -> str:
 
 def verdict(
     hypotheses: Sequence[Any], refreshes: int = 0, history_s: float = 0.0, has_stacks: bool = False,
-    idle_after_s: float = 10.0,
+    idle_after_s: float = 10.0, in_app: bool = True,
 ) -> Verdict:
     """The top cause when it is likely or possible; else what is missing for a verdict."""
     top: Optional[Any] = next(iter(causes(hypotheses)), None)  # the engine's order: it is the only sorter
@@ -128,7 +128,8 @@ def verdict(
     elif history_s < idle_after_s:
         missing.append(f"{history_s:.0f} s watched of the {idle_after_s:.0f} s idleness needs")
     if not has_stacks:
-        missing.append("no stacks yet (press S)")
+        # the app names its key; a report (read in a ticket) names the command
+        missing.append("no stacks yet (press S)" if in_app else "no stacks yet (triage stacks PID)")
     if not missing:
         missing.append("no cause has evidence enough to be possible")
     return Verdict(missing="; ".join(missing))
