@@ -39,6 +39,7 @@ def test_campaign_hostile_names_through_every_face(campaign: Campaign, tmp_path:
     from triage_tui.render.markdown import LOG_LINES
 
     procs = []
+    record = tmp_path / "hostile.jsonl"
     strings = [s for s in HOSTILE if "\x00" not in s]  # argv cannot hold NUL (the kernel's limit, not ours)
     # every hostile string as a log line, in logs short enough that the report shows each whole (LOG_LINES)
     logs = [tmp_path / f"hostile-{n}.log" for n in range(3)]
@@ -54,8 +55,10 @@ def test_campaign_hostile_names_through_every_face(campaign: Campaign, tmp_path:
         pids = [str(p.pid) for p in procs]
         log_args = [arg for log in logs for arg in ("--log", str(log))]
         faces = {
-            "report md": ["report", "--format", "md", "--duration", "1", "--no-record", *log_args, *pids],
+            "report md": ["report", "--format", "md", "--duration", "1", "--record", str(record), *log_args, *pids],
             "report json": ["report", "--format", "json", "--duration", "1", "--no-record", *log_args, *pids],
+            "replay md": ["replay", "--format", "md", str(record)],  # the recording of the report md run
+            "replay json": ["replay", "--format", "json", str(record)],
             "stacks": ["stacks", *pids[:3]],
             "stacks json": ["stacks", "--json", *pids[:3]],
         }
@@ -103,7 +106,30 @@ def test_campaign_hostile_names_through_every_face(campaign: Campaign, tmp_path:
 
     campaign.check("app (Pilot, every pane)",
                    lambda: asyncio.run(test_hostile_text_is_shown_literally_and_never_raw(tmp_path)))
+    campaign.check("replay app of the hostile recording", lambda: asyncio.run(_replay_app_paints(record, strings[:12])))
     campaign.done()
+
+
+async def _replay_app_paints(record: Path, names: list[str]) -> str | None:
+    """The replay face: the recorded hostile run opened in the app (as `triage replay FILE` does)."""
+    from tests.ui.test_hostile_text import screen_text
+    from triage_tui.record.reader import read_record
+    from triage_tui.record.replay import ReplayView
+    from triage_tui.ui.app import TriageApp
+
+    recording = read_record(record)
+    view = ReplayView(recording, preload=len(recording.moments))
+    app = TriageApp(view, interval=3600, live=False)
+    async with app.run_test(size=(220, 80)) as pilot:
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        painted = screen_text(app)
+        if not app.is_running:
+            return "the replay app ended"
+    raw = raw_controls(painted)
+    missing = [n for n in names if "[" in n and visible(n)[:15] not in painted]  # markup-looking names, as text
+    return f"raw {raw}" if raw else (f"not shown: {missing}" if missing else None)
 
 
 # ---------------------------------------------------------------- 5. py-spy killed mid-capture
