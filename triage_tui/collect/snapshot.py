@@ -170,7 +170,7 @@ class SnapshotCollector:
         """Hand this tick's smaps work to the reader thread (the rows already carry the figures it had)."""
         def read() -> tuple[tuple[ProcessInfo, ...], MemoryReport]:
             live = {p.pid: (p.rss_bytes if is_known(p.rss_bytes) else 0) for p in processes if not p.exited}
-            self.smaps.submit(live, options.smaps_budget_ms, options.interval_s)
+            self.smaps.submit(live, options.smaps_budget_ms, options.interval_s, unchanged_since_last(processes))
             out = processes
             root = next((p.pid for p in out if not p.exited), None)
             cgroup = collect_cgroup_memory(root) if root is not None else None
