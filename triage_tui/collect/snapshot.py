@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Optional, TypeVar
 
 from ..model.options import CollectOptions
@@ -49,6 +49,13 @@ def port_of_specs(specs: tuple[str, ...]) -> Optional[int]:
         if text.startswith(":") and text[1:].isdecimal():
             return int(text[1:])
     return None
+
+
+def _names_and_start(processes: Sequence[ProcessInfo]) -> tuple[set[str], Optional[float]]:
+    """The tree's process names and when its oldest process started (for kernel lines about PIDs never seen)."""
+    live = [p for p in processes if not p.exited]
+    starts = [float(p.start_time) for p in live if isinstance(p.start_time, (int, float))]
+    return {p.name for p in live}, (min(starts) if starts else None)
 
 
 class SnapshotCollector:
@@ -121,7 +128,7 @@ class SnapshotCollector:
         ports = self._run("ports", statuses, PortReport(error=Unavailable("ports source failed")),
                           lambda: self.ports.collect(port_pids, probe_port, named, ranks))
         kernel = self._run("kernel", statuses, KernelReport(error=Unavailable("kernel source failed")),
-                           lambda: self.kernel.collect(self._seen_pids))
+                           lambda: self.kernel.collect(self._seen_pids, *_names_and_start(processes)))
         gpus = GpuReport(error=Unavailable("GPU collector not available"))
         if self.gpus is not None:
             gpus = self._run("gpus", statuses, GpuReport(error=Unavailable("GPU source failed")), self.gpus)

@@ -18,7 +18,7 @@ from ..model.text_format import clock
 from ..model.unavailable import is_known
 from .figures import fmt_bytes, fmt_s, quote
 from .log_signals import classify_last_line, progress_percent, scan_log_lines, step_counter
-from .roles import COMPILERS, helper_role, is_compiler_name
+from .roles import COMPILERS, helper_role, is_compiler_name, replacements
 from .resource_observations import gpu_observations, kernel_observations, memory_observations, port_observations
 from .thresholds import Thresholds
 from .vocabulary import register
@@ -196,8 +196,10 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
 
 
 def _peers(procs: Sequence[ProcessInfo]) -> list[ProcessInfo]:
-    """The processes that are compared: alive, not helpers, not the parent of another (a launcher)."""
-    alive = [p for p in procs if p.state not in ("Z", "X") and not helper_role(p)]
+    """The processes that are compared: alive, not helpers, not replacements (a newcomer differs because it is
+    new), not the parent of another (a launcher)."""
+    late = {r.pid for r in replacements(procs)}
+    alive = [p for p in procs if p.state not in ("Z", "X") and not helper_role(p) and p.pid not in late]
     parents = {p.ppid for p in alive}
     leaves = [p for p in alive if p.pid not in parents]
     return leaves
@@ -292,8 +294,17 @@ def _worker_shape(history: Sequence[Snapshot], procs: Sequence[ProcessInfo], at:
         else:
             out.append(_obs("workers-present", f"{arg}: {count} workers expected, {len(found)} found under PID {root}",
                             "processes", at, [root], expected=count, found=len(found)))
+    replaced = replacements(procs)
+    for r in replaced:
+        late = next(p for p in procs if p.pid == r.pid)
+        spread = f"within {fmt_s(r.siblings_spread_s)} of each other" if r.siblings_spread_s >= 0.01 else "together"
+        out.append(_obs("worker-replaced", f"PID {r.pid} ({_name(late)}) started {fmt_s(r.late_by_s)} after its "
+                        f"{len(r.siblings)} siblings (PIDs {', '.join(map(str, r.siblings))}: same parent {r.ppid}, same "
+                        f"command line), which started {spread} and are still there: a replacement, so one of them "
+                        "died (start times from /proc/PID/stat)", "processes", at, [r.pid],
+                        replacement_pid=r.pid, late_by_s=round(r.late_by_s, 2), siblings=len(r.siblings)))
     zombies = [p for p in procs if p.state == "Z"]
-    if not gone and not zombies and not any(o.id == "workers-missing" for o in out):
+    if not gone and not zombies and not replaced and not any(o.id == "workers-missing" for o in out):
         out.append(_obs("all-alive", f"every process is alive: {len(procs)} in the tree, none exited, none a zombie",
                         "processes", at, processes=len(procs)))
     return out

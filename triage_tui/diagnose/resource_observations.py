@@ -177,8 +177,52 @@ def kernel_observations(history: Sequence[Snapshot]) -> list[Observation]:
                 out.append(_obs("oom-kill", f"kernel OOM killer: {quote(ev.text, 100)}", "kernel", now.taken_at, pid))
             elif ev.kind == "segfault":
                 out.append(_obs("segfault", f"kernel: {quote(ev.text, 100)}", "kernel", now.taken_at, pid))
-    if now.kernel.error is None and not seen:
+    unseen = _unseen_deaths(history)
+    out.extend(unseen)
+    if now.kernel.error is None and not seen and not any(o.id == "oom-kill-unseen" for o in unseen):
         out.append(_obs("no-oom-kill", "no OOM-kill line in the kernel log", "kernel", now.taken_at))
+    return out
+
+
+def _same_cgroup(event_cgroup: str, tree_dir: object) -> bool:
+    """Whether an OOM kill's task_memcg may be the tree's cgroup (or one below it); True when either is
+    unknown, or when the tree's is a mount's root (a container sees its own cgroup as the root)."""
+    if not event_cgroup or not isinstance(tree_dir, str) or not tree_dir:
+        return True
+    tree_parts = [p for p in tree_dir.split("/") if p]
+    event_parts = [p for p in event_cgroup.split("/") if p]
+    if not event_parts or not tree_parts or tree_parts[-1] in ("cgroup", "memory", "unified"):
+        return True
+    return event_parts[-1] in tree_parts or tree_parts[-1] in event_parts
+
+
+def _unseen_deaths(history: Sequence[Snapshot]) -> list[Observation]:
+    """Kernel lines about a PID triage never saw, matched to the tree by name and time (the collector's
+    `unseen`): an OOM kill (unless its cgroup is another's) or a crash of a member that died before the
+    first look, or between two looks."""
+    now = history[-1]
+    first_look = history[0].taken_at
+    by_pid: dict[int, list] = {}
+    for snap in history:
+        for ev in snap.kernel.unseen:
+            if ev.pid is not None and ev.text not in {e.text for e in by_pid.get(ev.pid, [])}:
+                by_pid.setdefault(ev.pid, []).append(ev)
+    out: list[Observation] = []
+    tree_cgroup = now.memory.cgroup.path
+    for pid, events in sorted(by_pid.items()):
+        if not all(_same_cgroup(e.cgroup, tree_cgroup) for e in events):
+            continue  # another cgroup's OOM kill: another job's process of the same name
+        ev = next((e for e in events if e.kind == "oom-kill" and not e.cgroup), events[0])
+        when = float(ev.at) if isinstance(ev.at, (int, float)) else first_look
+        ago = f"{fmt_s(first_look - when)} before triage's first look" if when <= first_look else "during the watch"
+        how = (f"PID {pid} ({ev.comm}) was never seen in the tree; the kernel's name for it is the tree's and it "
+               f"died {ago}, after the tree started (matched by name and time, not by PID)")
+        if ev.kind == "oom-kill":
+            out.append(_obs("oom-kill-unseen", f"kernel OOM killer: {quote(ev.text, 100)} — {how}", "kernel",
+                            now.taken_at, (pid,), dead_pid=pid, died_at=round(when, 2)))
+        else:
+            out.append(_obs("segfault-unseen", f"kernel: {quote(ev.text, 100)} — {how}", "kernel", now.taken_at,
+                            (pid,), dead_pid=pid, died_at=round(when, 2)))
     return out
 
 
