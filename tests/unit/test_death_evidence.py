@@ -12,7 +12,16 @@ from triage_tui.diagnose.hypotheses import evaluate
 from triage_tui.diagnose.observations import observe_snapshots
 from triage_tui.diagnose.roles import replacements
 from triage_tui.diagnose.thresholds import Thresholds
-from triage_tui.model.snapshot import CgroupMemory, KernelEvent, KernelReport, MemoryReport, ProcessInfo, Snapshot
+from triage_tui.model.snapshot import (
+    CgroupMemory,
+    KernelEvent,
+    KernelReport,
+    LogLine,
+    LogTail,
+    MemoryReport,
+    ProcessInfo,
+    Snapshot,
+)
 from triage_tui.parse.dmesg import parse_kernel_line
 
 TH = Thresholds(idle_after_s=4.0, silent_after_s=10.0)
@@ -87,23 +96,38 @@ def test_kernel_lines_about_unseen_pids_are_matched_by_name_and_time() -> None:
     assert unseen_events(events, {100}, {"python3"}, since=None) == ()
 
 
-def test_an_unseen_segfault_is_a_crash_and_an_unseen_oom_kill_an_oom() -> None:
+def test_an_unseen_death_counts_only_when_something_ties_it_to_the_tree() -> None:
     base = T0 - 600.0
     seg = KernelReport(unseen=(KernelEvent("segfault", 4242, SEGV, at=T0 - 100.0, comm="python3"),))
+    # by name and time alone: said, but it may be another program's python3
     found, hyps = _ids(_pool(base, base), kernel=seg)
-    assert "segfault-unseen" in found and "before triage's first look" in found["segfault-unseen"].text
-    crashed = next(h for h in hyps if h.id == "crashed-worker")
-    assert crashed.status != "ruled out" and "segfault-unseen" in {e.observation for e in crashed.evidence}
-    oom_line = "Memory cgroup out of memory: Killed process 4300 (python3) total-vm:5kB"
-    kill = KernelEvent("oom-kill", 4300, oom_line, at=T0 - 50.0, comm="python3")
-    summary = KernelEvent("oom-kill", 4300, "oom-kill:task_memcg=/other-job,task=python3,pid=4300", at=T0 - 50.0,
-                          comm="python3", cgroup="/other-job")
+    assert "segfault-unseen" not in found and "another program" in found["death-nearby"].text
+    assert next(h for h in hyps if h.id == "crashed-worker").status in ("unlikely", "ruled out")
+    # a replacement that started soon after the death ties it to the pool
+    procs = _pool(base, base, base)
+    procs.append(proc(104, 100, name="python3", cmdline=CMD, start_time=T0 - 98.0, wchan="futex_wait_queue"))
+    found, hyps = _ids(procs, kernel=seg)
+    assert "PID 104 started 2.0 s later in its place" in found["segfault-unseen"].text
+    assert "before triage's first look" in found["segfault-unseen"].text
+    assert hyps[0].id == "crashed-worker", [(h.id, h.status) for h in hyps]
+    # so does a log line of the tree that names the PID
+    log = LogTail(path="/l", source="fd 2", lines=(LogLine("INFO Child process [4242] died", T0 - 99.0),))
+    history = series([Snapshot(processes=tuple(_pool(base, base)), kernel=seg, logs=(log,))] * 3, 2.0)
+    found2 = {o.id: o for o in observe_snapshots(history, TH)}
+    assert "fd 2 names it" in found2["segfault-unseen"].text
+
+
+def test_an_unseen_oom_kill_in_the_trees_cgroup_is_an_oom_and_another_cgroups_is_not() -> None:
+    base = T0 - 600.0
+    kill = KernelEvent("oom-kill", 4300, "Memory cgroup out of memory: Killed process 4300 (python3) total-vm:5kB",
+                       at=T0 - 50.0, comm="python3")
     mine = MemoryReport(cgroup=CgroupMemory(path="/sys/fs/cgroup/jobs/my-job"))
-    found, hyps = _ids(_pool(base, base), kernel=KernelReport(unseen=(kill,)), memory=mine)
-    assert "oom-kill-unseen" in found and hyps[0].id == "oom", [(h.id, h.status) for h in hyps]
-    found, _ = _ids(_pool(base, base), kernel=KernelReport(unseen=(kill, summary)), memory=mine)
-    assert "oom-kill-unseen" not in found  # the kill was in another job's cgroup
     same = KernelEvent("oom-kill", 4300, "oom-kill:task_memcg=/jobs/my-job,task=python3,pid=4300", at=T0 - 50.0,
                        comm="python3", cgroup="/jobs/my-job")
-    found, _ = _ids(_pool(base, base), kernel=KernelReport(unseen=(kill, same)), memory=mine)
-    assert "oom-kill-unseen" in found and "Killed process 4300" in found["oom-kill-unseen"].text
+    found, hyps = _ids(_pool(base, base), kernel=KernelReport(unseen=(kill, same)), memory=mine)
+    assert "Killed process 4300" in found["oom-kill-unseen"].text and "own cgroup" in found["oom-kill-unseen"].text
+    assert hyps[0].id == "oom", [(h.id, h.status) for h in hyps]
+    other = KernelEvent("oom-kill", 4300, "oom-kill:task_memcg=/other-job,task=python3,pid=4300", at=T0 - 50.0,
+                        comm="python3", cgroup="/other-job")
+    found, _ = _ids(_pool(base, base), kernel=KernelReport(unseen=(kill, other)), memory=mine)
+    assert "oom-kill-unseen" not in found and "death-nearby" not in found  # another job's kill

@@ -217,6 +217,7 @@ ROWS: tuple[Row, ...] = (
         "its work with it"),
     Row("crashed-worker", "segfault-unseen", 0.45, "a member of the job crashed before triage looked"),
     Row("crashed-worker", "oom-kill-unseen", -0.2, "the OOM killer explains the death"),
+    Row("crashed-worker", "death-nearby", 0.1, "a process of the same name died during the job: perhaps one of its own"),
     Row("crashed-worker", "log-worker-exited", 0.5),
     Row("crashed-worker", "log-traceback", 0.15),
     Row("crashed-worker", "oom-kill", -0.15, "the OOM killer explains the death"),
@@ -406,8 +407,9 @@ ROWS: tuple[Row, ...] = (
 )
 
 RULE_OUTS: tuple[RuleOut, ...] = (
+    # a log line that says a worker died (abruptly, of a segfault) is a death the process table no longer shows
     RuleOut("crashed-worker", "all-alive & !segfault & !log-worker-exited & !worker-replaced & !segfault-unseen"
-            " & !oom-kill-unseen", "not a crash"),
+            " & !oom-kill-unseen & !log-worker-abrupt & !log-segfault", "not a crash"),
     RuleOut("oom", "memory-ample & !oom-kill & !cgroup-at-limit & !worker-sigkilled & !log-killed & !log-cuda-oom"
             " & !log-oom-words & !oom-kill-unseen",
             "not an OOM", cite=("rss-illusion",)),

@@ -112,7 +112,9 @@ _ALL: tuple[ObservationKind, ...] = (
             ("segfault", "a segfault line names a process of the tree"),
             ("worker-oom-killed", "the OOM killer killed the very worker that vanished"),
             ("oom-kill-unseen", "an OOM-kill line names a PID never seen in the tree, matched to it by name and time"),
-            ("segfault-unseen", "a segfault or trap line names a PID never seen in the tree, matched by name and time")),
+            ("segfault-unseen", "a segfault or trap line names a PID never seen in the tree, matched by name and time"),
+            ("death-nearby", "a kernel kill or crash line about a PID never seen, with the tree's name and in its "
+                             "lifetime, but nothing else tying it to the tree")),
     *_kinds("stacks",
             ("stacks-captured", "a stack capture was read"),
             ("stacks-failed", "some processes' stacks could not be read"),
