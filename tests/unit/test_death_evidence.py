@@ -5,6 +5,8 @@ another cgroup's OOM kill."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from diagnose_cases import T0, proc, series
 
 from triage_tui.collect.kernel import unseen_events
@@ -131,3 +133,30 @@ def test_an_unseen_oom_kill_in_the_trees_cgroup_is_an_oom_and_another_cgroups_is
                         comm="python3", cgroup="/other-job")
     found, _ = _ids(_pool(base, base), kernel=KernelReport(unseen=(kill, other)), memory=mine)
     assert "oom-kill-unseen" not in found and "death-nearby" not in found  # another job's kill
+
+
+def test_a_pool_recycling_its_workers_while_the_job_progresses_is_healthy_not_crashed() -> None:
+    from triage_tui.model.snapshot import ExitedProcess
+
+    base = T0 - 600.0
+    parent = proc(100, 1, name="python3", cmdline=CMD, start_time=base, cpu_time=5.0)
+    snaps = []
+    gone: list[ExitedProcess] = []
+    for i in range(6):  # every look, the oldest worker is retired and a new one started
+        workers = [proc(101 + i + k, 100, name="python3", cmdline=CMD, start_time=T0 + 2.0 * (i + k) - 4.0,
+                        cpu_time=0.2 * (k + 1)) for k in range(3)]
+        if i:
+            gone.append(ExitedProcess(pid=100 + i, name="python3", cmdline=CMD, last_seen=T0 + 2.0 * i))
+        log = LogTail(path="/l", source="a file PID 100 writes (fd 3)",
+                      lines=(LogLine(f"INFO chunk {10 * i} score 0.5", T0 + 2.0 * i),),
+                      seconds_since_last_byte=0.1, last_byte_at=T0 + 2.0 * i)
+        snaps.append(Snapshot(processes=(dataclasses.replace(parent, cpu_time_s=5.0 + 0.01 * i), *workers),
+                              exited=tuple(gone), logs=(log,)))
+    history = series(snaps, 2.0)
+    observations = observe_snapshots(history, TH)
+    found = {o.id: o for o in observations}
+    assert "workers-recycled" in found and "progress-seen" in found, sorted(found)
+    hyps = evaluate(observations)
+    assert hyps[0].id == "healthy", [(h.id, h.status, h.score) for h in hyps[:3]]
+    crashed = next(h for h in hyps if h.id == "crashed-worker")
+    assert crashed.status in ("unlikely", "ruled out")

@@ -217,6 +217,10 @@ ROWS: tuple[Row, ...] = (
         "its work with it"),
     Row("crashed-worker", "segfault-unseen", 0.45, "a member of the job crashed before triage looked"),
     Row("crashed-worker", "oom-kill-unseen", -0.2, "the OOM killer explains the death"),
+    # the hypothesis is a hang: the others wait for the dead one. Work seen advancing says they do not
+    Row("crashed-worker", "progress-seen", -0.5, "the job progresses: whatever exited did not stop it"),
+    Row("crashed-worker", "workers-recycled & progress-seen", -0.3, "workers retired and replaced in turn while "
+        "the job goes on: recycling, not a crash"),
     Row("crashed-worker", "death-nearby", 0.1, "a process of the same name died during the job: perhaps one of its own"),
     Row("crashed-worker", "log-worker-exited", 0.5),
     Row("crashed-worker", "log-traceback", 0.15),
@@ -311,6 +315,8 @@ ROWS: tuple[Row, ...] = (
     Row("healthy", "worker-exited | log-worker-exited", -0.4),
     Row("healthy", "zombie", -0.4),
     Row("healthy", "target-gone", -1.0, "nothing of the target runs"),
+    Row("healthy", "workers-recycled & progress-seen", 0.4, "the exits are a pool recycling its workers while the "
+        "job progresses, not a failure"),
     Row("healthy", "worker-replaced | segfault-unseen | oom-kill-unseen", -0.15, "a worker died (and may have been "
         "replaced)"),
     Row("healthy", "stopped-process", -0.5),

@@ -50,6 +50,8 @@ _ALL: tuple[ObservationKind, ...] = (
             ("all-alive", "every process alive: none exited, none a zombie"),
             ("worker-replaced", "a peer started well after its siblings of the same role, which are still there: "
                                 "a replacement, so one of them died"),
+            ("workers-recycled", "workers of one role exited during the watch while as many of it started: a pool "
+                                 "retiring and replacing its workers"),
             ("kernel-odd-rank", "one peer sleeps elsewhere in the kernel's view (state, wait channel), before any stacks"),
             ("first-look", "CPU time against age, state and wait channel, a log's last write: one look, no watching"),
             ("progress-seen", "during the watch the tree's CPU grew and its log or reads advanced, or its log's step counter rose"),
