@@ -310,7 +310,7 @@ CASES: tuple[Case, ...] = (
     # held out and scored once (a miss: deadlock on top), then looked at and written from: no longer held out
     Case("pool-worker-killed", "crashed-worker", ("healthy", "busy-loop", "stopped", "deadlock"), "seen",
          _simple("pool", ((1, "pool"),))),
-    # fresh: added after the replacement and unseen-death rules were frozen (79ee3fe), scored once (README):
+    # fresh: added after the replacement and unseen-death rules were frozen (3966274), scored once (README):
     # executor-worker-segfault passed; executor-recycling-healthy missed (crashed-worker likely: every retired
     # worker read as a death), was then looked at and written from, so it is "seen" now
     Case("executor-worker-segfault", "crashed-worker", ("healthy", "busy-loop", "stopped", "deadlock", "oom"), "fresh",
