@@ -13,6 +13,9 @@ not the cost of watching, and no peer takes one.
     BENCH_INTERVAL=2 BENCH_CHANGING=0.1 python3 bench/overhead.py   # 2 s, 10 % of the tree changing
     BENCH_BEFORE=/path/to/older/checkout python3 bench/overhead.py  # that code's triage too, same run
     BENCH_TOOLS=app,btop  # a subset (headless, app, htop, btop, glances; before-* with BENCH_BEFORE)
+    BENCH_TOGETHER=1 BENCH_WARMUP=90   # every tool at once, each in its own pane, measured over the same
+                                       # window after a long warm-up: a tree watched for minutes (the
+                                       # incident's case), where idle-for has stopped ticking each second
 """
 
 from __future__ import annotations
@@ -90,6 +93,27 @@ def measure(tool: Tool, farm_pid: int, window_s: float, interval_s: float, warmu
         pane.close()
 
 
+def measure_together(tools_: list[Tool], farm_pid: int, window_s: float, interval_s: float,
+                     warmup_s: float) -> dict[str, tuple[float, int]]:
+    """Every tool at once, each in its own pane: {name: (CPU s per s, peak RSS)} over one window."""
+    panes = []
+    try:
+        for tool in tools_:
+            command = tool.command(farm_pid, warmup_s + window_s, interval_s)
+            panes.append((tool, TmuxPane(f"bench-{tool.key}-{os.getpid()}", command, env=tool.env)))
+        time.sleep(warmup_s)
+        before = {tool.name: cpu_seconds(tree_of(pane.pid)) for tool, pane in panes}
+        time.sleep(window_s)
+        out = {}
+        for tool, pane in panes:
+            pids = tree_of(pane.pid)
+            out[tool.name] = ((cpu_seconds(pids) - before[tool.name]) / window_s, peak_rss_bytes(pids))
+        return out
+    finally:
+        for _, pane in panes:
+            pane.close()
+
+
 @dataclass(frozen=True)
 class Result:
     name: str
@@ -98,24 +122,32 @@ class Result:
 
 
 def run(repeats: int = 3, window_s: float = 20.0, farm: int = 1000, interval_s: float = 1.0,
-        changing: float = 0.0) -> tuple[list[Result], str]:
+        changing: float = 0.0, together: bool = False, warmup_s: float = 4.0) -> tuple[list[Result], str]:
     """The results and a line saying the run's conditions (load average before and after)."""
     results: dict[str, tuple[list[float], list[float]]] = {}
     started = load_line()
     with process_farm(farm, changing=changing) as farm_pid:
         time.sleep(2.0)  # the farm's own start-up settles before any tool is measured
         for _ in range(repeats):  # interleave tools so drift on the machine hits all of them alike
+            if together:
+                for name, (cpu, rss) in measure_together([t for t in tools(interval_s) if t.available()], farm_pid,
+                                                         window_s, interval_s, warmup_s).items():
+                    cpus, rsss = results.setdefault(name, ([], []))
+                    cpus.append(cpu * 1000)
+                    rsss.append(rss / 2**20)
+                continue
             for tool in tools(interval_s):
                 if not tool.available():
                     continue
-                cpu, rss = measure(tool, farm_pid, window_s, interval_s)
+                cpu, rss = measure(tool, farm_pid, window_s, interval_s, warmup_s)
                 cpus, rsss = results.setdefault(tool.name, ([], []))
                 cpus.append(cpu * 1000)
                 rsss.append(rss / 2**20)
     rows = [Result(t.name, *(spread(v) for v in results[t.name])) if t.name in results else Result(t.name, None, None)
             for t in tools(interval_s)]
-    what = (f"{farm:,} processes ({changing:.0%} changing every refresh), {interval_s:g} s refresh, {window_s:g} s "
-            f"window x {repeats}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; before: {started}; "
+    how = "all tools at once" if together else "one tool at a time, interleaved"
+    what = (f"{farm:,} processes ({changing:.0%} changing every refresh), {interval_s:g} s refresh, {how}, "
+            f"{warmup_s:g} s warm-up, {window_s:g} s window x {repeats}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; before: {started}; "
             f"after: {load_line()}")
     return rows, what
 
@@ -144,7 +176,9 @@ if __name__ == "__main__":
     results, conditions = run(repeats=int(os.environ.get("BENCH_REPEATS", "3")),
                               window_s=float(os.environ.get("BENCH_WINDOW", "20")), interval_s=interval,
                               changing=float(os.environ.get("BENCH_CHANGING", "0")),
-                              farm=int(os.environ.get("BENCH_PROCESSES", "1000")))
+                              farm=int(os.environ.get("BENCH_PROCESSES", "1000")),
+                              together=os.environ.get("BENCH_TOGETHER") == "1",
+                              warmup_s=float(os.environ.get("BENCH_WARMUP", "4")))
     print(conditions)
     print()
     print(table(results, interval))

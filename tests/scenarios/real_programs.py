@@ -1,5 +1,5 @@
 """Stuck programs built on real libraries (torch.distributed gloo on CPU, DDP, DataLoader, uvicorn + FastAPI,
-tqdm, multiprocessing, logging). Run as `python real_programs.py NAME [ARGS]`.
+tqdm, multiprocessing, concurrent.futures, ctypes, logging). Run as `python real_programs.py NAME [ARGS]`.
 
 Each scenario, once it is in the state the test wants to watch, appends one line per process that got there to
 the file named by $TRIAGE_READY (the test waits for that many lines, never for a duration). Everything a
@@ -328,7 +328,70 @@ def _forked_worker() -> None:
         print("never printed", flush=True)
 
 
+# ------------------------------------------------------------------ concurrent.futures (fresh held-out)
+def executor_segfault(logdir: str) -> None:
+    """A batch scorer: a feeder thread maps chunks over a ProcessPoolExecutor and hands results to the main
+    loop through a queue. One chunk crashes in native code (a NULL read through ctypes: SIGSEGV, which the
+    kernel logs). The executor breaks (BrokenProcessPool), the feeder thread dies with the traceback on
+    stderr, and the main loop waits for results that never come."""
+    import concurrent.futures
+    import queue
+
+    results: queue.Queue = queue.Queue()
+
+    def feed() -> None:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=3) as pool:
+            for chunk, score in enumerate(pool.map(_score_chunk, range(40))):
+                results.put((chunk, score))
+
+    def report_and_mark(args) -> None:
+        threading.__excepthook__(args)
+        sys.stderr.flush()
+        mark("broken")
+
+    threading.excepthook = report_and_mark
+    threading.Thread(target=feed, name="feeder", daemon=True).start()
+    while True:
+        try:
+            chunk, score = results.get(timeout=30)
+        except queue.Empty:
+            continue
+        print(f"chunk {chunk} score {score:.3f}", flush=True)
+
+
+def _score_chunk(i: int) -> float:
+    if i == 7:
+        import ctypes
+
+        ctypes.string_at(0)  # SIGSEGV in the worker
+    time.sleep(0.05)
+    return sum(x * x for x in range(1000 + i)) / 1e9
+
+
+def executor_recycling(logdir: str) -> None:
+    """A healthy batch job: a ProcessPoolExecutor whose workers are retired after a few tasks each
+    (max_tasks_per_child, as for leaky native code), so workers come and go while the job progresses; the
+    progress goes to a log file the job opened itself."""
+    import concurrent.futures
+
+    with open(os.path.join(logdir, "scorer.log"), "a") as log, \
+            concurrent.futures.ProcessPoolExecutor(max_workers=3, max_tasks_per_child=4) as pool:
+        done = 0
+        while True:
+            for score in pool.map(_slow_chunk, range(done, done + 6)):
+                done += 1
+                print(f"INFO chunk {done} score {score:.3f}", file=log, flush=True)
+                if done == 12:
+                    mark("scoring")
+
+
+def _slow_chunk(i: int) -> float:
+    time.sleep(0.3)
+    return sum(x * x for x in range(20000 + i)) / 1e9
+
+
 if __name__ == "__main__":
     name, *args = sys.argv[1:]
     {"launch": launch, "rank": rank, "dataloader": dataloader, "uvicorn": uvicorn_server, "tqdm": tqdm_loader,
-     "loaded_job": loaded_job, "pool": pool_lost_task, "fork_lock": fork_lock}[name](*args)
+     "loaded_job": loaded_job, "pool": pool_lost_task, "fork_lock": fork_lock, "executor_segfault": executor_segfault,
+     "executor_recycling": executor_recycling}[name](*args)

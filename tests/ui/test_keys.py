@@ -133,6 +133,16 @@ async def test_S_captures_the_whole_target_and_shows_the_odd_one_out(app, host):
         body = str(app.query_one("#stack-body").render())
         assert "7 threads in 7 processes" in body
         assert "departs at: init_draft_worker" in body
+        # the odd rank hypothesis 1 names is marked in the process pane, and only that row
+        top = next(h for h in app.incident.latest.diagnosis.hypotheses if h.kind == "cause")
+        assert top.pids == (WORKERS[5],) and f"PID {WORKERS[5]}" in top.title
+        pane = app.query_one(ProcessesPane)
+        marked = [r.process.pid for r in pane.rows if pane._named and r.process.pid in pane._named]
+        assert marked == [WORKERS[5]]
+        table = pane.table
+        names = {row.process.pid: str(table.get_row_at(i)[1]) for i, row in enumerate(pane.rows)}
+        assert names[WORKERS[5]].startswith("◆") and not names[WORKERS[4]].startswith("◆")
+        assert f"◆ PID {WORKERS[5]}: named by hypothesis 1" in str(pane.border_subtitle)
 
 
 async def test_capture_shows_progress_while_it_runs(tmp_path):

@@ -84,7 +84,7 @@ def test_cli_markdown_and_json() -> None:
     assert data["hypotheses"][0]["id"] == "oom"
     top = data["hypotheses"][0]
     assert set(top) == {"id", "title", "status", "score", "for", "against", "next_check", "kind", "evidence",
-                        "cap", "cap_reason"}
+                        "cap", "cap_reason", "pids"}
     assert top["score"] == round(max(0.0, min(top["cap"], sum(row["weight"] for row in top["evidence"]))), 2)
     scores = [h["score"] for h in data["hypotheses"] if h["status"] != "ruled out" and h["id"] != "rss-illusion"]
     assert scores == sorted(scores, reverse=True)

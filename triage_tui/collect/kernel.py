@@ -22,6 +22,20 @@ from .proc_table import boot_time
 DMESG_TIMEOUT_S = 3.0
 MAX_EVENTS = 1000
 MAX_RECORDS_PER_TICK = 100_000
+MAX_UNSEEN = 20
+
+
+def unseen_events(events: Iterable[KernelEvent], seen: Iterable[int], names: Iterable[str],
+                  since: Optional[float]) -> tuple[KernelEvent, ...]:
+    """Events about a PID never seen in the tree that may still be the tree's: the kernel's name for it is
+    one of the tree's names and it was logged after the tree's oldest process started. Matched by name and
+    time, never by PID (that process is gone); the newest MAX_UNSEEN."""
+    if since is None:
+        return ()
+    known, wanted = set(seen), {n for n in names if n}
+    out = [e for e in events if e.pid is not None and e.pid not in known and e.comm and e.comm in wanted
+           and isinstance(e.at, (int, float)) and e.at >= since]
+    return tuple(out[-MAX_UNSEEN:])
 
 
 class KernelLogCollector:
@@ -80,15 +94,18 @@ class KernelLogCollector:
                 self._events.append(event)
         del self._events[:-MAX_EVENTS]
 
-    def collect(self, pids: Iterable[int]) -> KernelReport:
-        """Events naming any of `pids` (pass the tree's PIDs and the ones that exited)."""
+    def collect(self, pids: Iterable[int], names: Iterable[str] = (), since: Optional[float] = None) -> KernelReport:
+        """Events naming any of `pids` (pass the tree's PIDs and the ones that exited); and, as `unseen`, those
+        naming another PID whose name is one of `names` (the tree's), logged at or after `since` (when the
+        tree's oldest process started): a member that died before triage saw it."""
         if not self._opened:
             self._open()
         if self._fd is not None:
             self._read_new()
         wanted = set(pids)
         events = tuple(e for e in self._events if e.pid in wanted)
-        return KernelReport(events=events, error=self._error)
+        return KernelReport(events=events, unseen=unseen_events(self._events, wanted, names, since),
+                            error=self._error)
 
     def close(self) -> None:
         if self._fd is not None:

@@ -198,6 +198,10 @@ class SmapsReader:
     less often. A PID whose RSS has not moved since its last read waits STEADY_REFRESH_S: its PSS
     changes then only as the processes it shares pages with come and go, and re-reading 1,000
     idle workers every tick was most of a refresh's CPU (the figure's age says how old it is).
+    One that also has not run since its figure was read (`quiet`: the process collector's proof),
+    in a tree whose set of processes has not changed since, waits QUIET_REFRESH_S: it mapped and
+    touched nothing, and no sharer in the tree came or went (a sharer outside it still may: hence
+    a limit, and the age). 1,000 idle workers re-read every 30 s were ~20 ms of CPU a second.
     A tick stops starting reads once the budget is spent, and skips a read whose last cost would
     overrun what is left (it goes first next tick); the first read of a tick always runs, so a
     read dearer than the whole budget still happens, once per tick at most.
@@ -206,6 +210,7 @@ class SmapsReader:
     BIG_RSS = 2**30
     MAX_REFRESH_S = 120.0
     STEADY_REFRESH_S = 30.0
+    QUIET_REFRESH_S = 300.0
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -213,7 +218,10 @@ class SmapsReader:
         self._figures: dict[int, SmapsFigure] = {}
         self._due_at: dict[int, float] = {}
         self._rss_at_read: dict[int, int] = {}
-        self._pending: Optional[tuple[dict[int, int], float, float]] = None
+        self._quiet_since_read: set[int] = set()  # PIDs that have not run since their figure was read
+        self._tree: frozenset[int] = frozenset()  # the PIDs of the last batch
+        self._pending: Optional[tuple[dict[int, int], float, float, frozenset[int]]] = None
+        self.reads = 0  # smaps_rollup reads since start, for the tests
         self._busy = False
         self._closed = False
         self.spent_ms = 0.0  # time spent in reads during the last completed batch
@@ -227,9 +235,14 @@ class SmapsReader:
         factor = max(1.0, rss_bytes / cls.BIG_RSS, 4 * cost_ms / max(budget_ms, 1e-6))
         return min(cls.MAX_REFRESH_S, interval_s * factor)
 
-    def submit(self, rss_by_pid: dict[int, int], budget_ms: float = 100.0, interval_s: float = 2.0) -> None:
+    def submit(self, rss_by_pid: dict[int, int], budget_ms: float = 100.0, interval_s: float = 2.0,
+               quiet: frozenset[int] = frozenset()) -> None:
+        """`quiet`: PIDs that provably have not run since the last submit (see the class doc)."""
         with self._wake:
-            self._pending = (dict(rss_by_pid), budget_ms, interval_s)
+            pending = self._pending
+            if pending is not None:  # a batch not started yet: a PID is quiet only if quiet in both
+                quiet = quiet & pending[3]
+            self._pending = (dict(rss_by_pid), budget_ms, interval_s, frozenset(quiet))
             self._wake.notify_all()
 
     def figures(self) -> dict[int, SmapsFigure]:
@@ -279,17 +292,27 @@ class SmapsReader:
                     self._wake.notify_all()
 
     def _steady(self, pid: int, rss: int, wall: float) -> bool:
-        """RSS unchanged since the last read, and that read younger than STEADY_REFRESH_S."""
-        return (rss > 0 and self._rss_at_read.get(pid) == rss
-                and wall - self._figures[pid].read_at < self.STEADY_REFRESH_S)
+        """RSS unchanged since the last read, and that read younger than STEADY_REFRESH_S (or
+        QUIET_REFRESH_S for a process that has not run since, in the same tree)."""
+        if rss <= 0 or self._rss_at_read.get(pid) != rss:
+            return False
+        age = wall - self._figures[pid].read_at
+        return age < (self.QUIET_REFRESH_S if pid in self._quiet_since_read else self.STEADY_REFRESH_S)
 
-    def _batch(self, rss_by_pid: dict[int, int], budget_ms: float, interval_s: float) -> None:
+    def _batch(self, rss_by_pid: dict[int, int], budget_ms: float, interval_s: float,
+               quiet: frozenset[int] = frozenset()) -> None:
         now = time.monotonic()
         with self._lock:
+            tree = frozenset(rss_by_pid)
+            if tree != self._tree:  # a sharer came or went: every PSS in the tree may have moved
+                self._quiet_since_read.clear()
+                self._tree = tree
+            self._quiet_since_read &= quiet  # one that ran is no longer quiet
             for gone in set(self._figures) - set(rss_by_pid):
                 del self._figures[gone]
                 self._due_at.pop(gone, None)
                 self._rss_at_read.pop(gone, None)
+                self._quiet_since_read.discard(gone)
             never = [p for p in rss_by_pid if p not in self._figures]
             wall = time.time()
             due = sorted((p for p in rss_by_pid if p in self._figures and self._due_at.get(p, 0) <= now
@@ -305,11 +328,13 @@ class SmapsReader:
             self.reading = (pid, time.monotonic())
             figure = read_smaps_rollup(pid)  # may block on the target's mm lock: that is why it is here
             self.reading = None
+            self.reads += 1
             spent += figure.cost_ms
             period = self.refresh_period_s(rss_by_pid.get(pid, 0), figure.cost_ms, budget_ms, interval_s)
             with self._lock:
                 self._figures[pid] = figure
                 self._rss_at_read[pid] = rss_by_pid.get(pid, 0)
+                self._quiet_since_read.add(pid)  # from now on: quiet until it runs
                 # half a tick early, so a period of one tick means "every tick" despite jitter
                 self._due_at[pid] = time.monotonic() + period - interval_s / 2
         self.spent_ms = spent

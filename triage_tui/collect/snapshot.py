@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Optional, TypeVar
 
 from ..model.options import CollectOptions
@@ -49,6 +49,13 @@ def port_of_specs(specs: tuple[str, ...]) -> Optional[int]:
         if text.startswith(":") and text[1:].isdecimal():
             return int(text[1:])
     return None
+
+
+def _names_and_start(processes: Sequence[ProcessInfo]) -> tuple[set[str], Optional[float]]:
+    """The tree's process names and when its oldest process started (for kernel lines about PIDs never seen)."""
+    live = [p for p in processes if not p.exited]
+    starts = [float(p.start_time) for p in live if isinstance(p.start_time, (int, float))]
+    return {p.name for p in live}, (min(starts) if starts else None)
 
 
 class SnapshotCollector:
@@ -121,7 +128,7 @@ class SnapshotCollector:
         ports = self._run("ports", statuses, PortReport(error=Unavailable("ports source failed")),
                           lambda: self.ports.collect(port_pids, probe_port, named, ranks))
         kernel = self._run("kernel", statuses, KernelReport(error=Unavailable("kernel source failed")),
-                           lambda: self.kernel.collect(self._seen_pids))
+                           lambda: self.kernel.collect(self._seen_pids, *_names_and_start(processes)))
         gpus = GpuReport(error=Unavailable("GPU collector not available"))
         if self.gpus is not None:
             gpus = self._run("gpus", statuses, GpuReport(error=Unavailable("GPU source failed")), self.gpus)
@@ -170,7 +177,7 @@ class SnapshotCollector:
         """Hand this tick's smaps work to the reader thread (the rows already carry the figures it had)."""
         def read() -> tuple[tuple[ProcessInfo, ...], MemoryReport]:
             live = {p.pid: (p.rss_bytes if is_known(p.rss_bytes) else 0) for p in processes if not p.exited}
-            self.smaps.submit(live, options.smaps_budget_ms, options.interval_s)
+            self.smaps.submit(live, options.smaps_budget_ms, options.interval_s, unchanged_since_last(processes))
             out = processes
             root = next((p.pid for p in out if not p.exited), None)
             cgroup = collect_cgroup_memory(root) if root is not None else None

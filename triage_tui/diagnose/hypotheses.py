@@ -81,6 +81,20 @@ def _pick(options: Sequence[tuple[str, str]], present: Mapping[str, Sequence[Obs
     return default
 
 
+def _named_pids(options: Sequence[tuple[str, str]], present: Mapping[str, Sequence[Observation]]) -> tuple[int, ...]:
+    """The PIDs of the observations behind the title that was picked (the odd rank of `stacks-odd-rank`, the
+    stopped process of `stopped-process`): the rows every face marks. None for the plain title."""
+    for condition, _text in options:
+        if holds(condition, present):
+            pids: list[int] = []
+            for ident in positive_ids(condition):
+                for pid in present[ident][0].pids if present.get(ident) else ():
+                    if pid not in pids:
+                        pids.append(pid)
+            return tuple(pids)
+    return ()
+
+
 def status_for(score: float) -> str:
     return "likely" if score >= 0.6 else "possible" if score >= 0.3 else "unlikely"
 
@@ -146,7 +160,7 @@ def _score(spec: Spec, rows: Sequence, present: Mapping[str, Sequence[Observatio
     title = _pick(spec.titles, present, spec.title).format_map(figs)
     next_check = _pick(spec.next_checks, present, "").format_map(figs)
     return Hypothesis(spec.id, title, status, score, tuple(for_), tuple(against), next_check, spec.kind,
-                      tuple(evidence), cap, cap_reason), raw
+                      tuple(evidence), cap, cap_reason, _named_pids(spec.titles, present)), raw
 
 
 def clip_score(raw: float, cap: float = 1.0) -> float:

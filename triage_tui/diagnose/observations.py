@@ -18,7 +18,7 @@ from ..model.text_format import clock
 from ..model.unavailable import is_known
 from .figures import fmt_bytes, fmt_s, quote
 from .log_signals import classify_last_line, progress_percent, scan_log_lines, step_counter
-from .roles import COMPILERS, helper_role, is_compiler_name
+from .roles import COMPILERS, helper_role, is_compiler_name, replacements
 from .resource_observations import gpu_observations, kernel_observations, memory_observations, port_observations
 from .thresholds import Thresholds
 from .vocabulary import register
@@ -196,8 +196,10 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
 
 
 def _peers(procs: Sequence[ProcessInfo]) -> list[ProcessInfo]:
-    """The processes that are compared: alive, not helpers, not the parent of another (a launcher)."""
-    alive = [p for p in procs if p.state not in ("Z", "X") and not helper_role(p)]
+    """The processes that are compared: alive, not helpers, not replacements (a newcomer differs because it is
+    new), not the parent of another (a launcher)."""
+    late = {r.pid for r in replacements(procs)}
+    alive = [p for p in procs if p.state not in ("Z", "X") and not helper_role(p) and p.pid not in late]
     parents = {p.ppid for p in alive}
     leaves = [p for p in alive if p.pid not in parents]
     return leaves
@@ -292,8 +294,18 @@ def _worker_shape(history: Sequence[Snapshot], procs: Sequence[ProcessInfo], at:
         else:
             out.append(_obs("workers-present", f"{arg}: {count} workers expected, {len(found)} found under PID {root}",
                             "processes", at, [root], expected=count, found=len(found)))
+    out.extend(_recycled(history, procs, at))
+    replaced = replacements(procs)
+    for r in replaced:
+        late = next(p for p in procs if p.pid == r.pid)
+        spread = f"within {fmt_s(r.siblings_spread_s)} of each other" if r.siblings_spread_s >= 0.01 else "together"
+        out.append(_obs("worker-replaced", f"PID {r.pid} ({_name(late)}) started {fmt_s(r.late_by_s)} after its "
+                        f"{len(r.siblings)} siblings (PIDs {', '.join(map(str, r.siblings))}: same parent {r.ppid}, same "
+                        f"command line), which started {spread} and are still there: a replacement, so one of them "
+                        "died (start times from /proc/PID/stat)", "processes", at, [r.pid],
+                        replacement_pid=r.pid, late_by_s=round(r.late_by_s, 2), siblings=len(r.siblings)))
     zombies = [p for p in procs if p.state == "Z"]
-    if not gone and not zombies and not any(o.id == "workers-missing" for o in out):
+    if not gone and not zombies and not replaced and not any(o.id == "workers-missing" for o in out):
         out.append(_obs("all-alive", f"every process is alive: {len(procs)} in the tree, none exited, none a zombie",
                         "processes", at, processes=len(procs)))
     return out
@@ -329,6 +341,39 @@ def _target_gone(history: Sequence[Snapshot], at: float) -> list[Observation]:
         out.append(_obs("target-exited-ok", "the root exited with code 0: the target ended by itself", "processes", at,
                         [root.pid]))
     return out
+
+
+def _recycled(history: Sequence[Snapshot], procs: Sequence[ProcessInfo], at: float) -> list[Observation]:
+    """Workers of one role that exited during the watch while as many of that role were born in it: a pool
+    retiring and replacing its workers (max_tasks_per_child, gunicorn's max_requests), not one death."""
+    def role(name: str, cmdline: Sequence[str]) -> tuple[str, str]:
+        return (name, re.sub(r"\d+", "#", " ".join(cmdline)))
+
+    start = history[0].taken_at
+    gone: dict[tuple[str, str], set[int]] = {}
+    for snap in history:
+        for e in snap.exited:
+            if e.last_seen >= start:
+                gone.setdefault(role(e.name, e.cmdline), set()).add(e.pid)
+    if not gone:
+        return []
+    first = {p.pid for p in history[0].processes}
+    born: dict[tuple[str, str], set[int]] = {}
+    for snap in history[1:]:
+        for p in snap.processes:
+            if p.pid not in first:
+                born.setdefault(role(p.name, p.cmdline), set()).add(p.pid)
+    alive = {role(p.name, p.cmdline) for p in procs if p.state not in ("Z", "X")}
+    out: list[Observation] = []
+    for key, pids in gone.items():
+        new = born.get(key, set()) - pids
+        new_all = born.get(key, set())
+        if len(pids) >= 2 and len(new_all) >= 2 and key in alive:
+            out.append(_obs("workers-recycled", f"{len(pids)} processes named {key[0]} of one command line exited "
+                            f"during the watch and {len(new_all)} of the same started in it ({len(new)} still there): "
+                            "a pool retiring and replacing its workers", "processes", at, sorted(new)[:8],
+                            exited=len(pids), started=len(new_all)))
+    return out[:1]
 
 
 def _wait_status(status: int) -> str:
@@ -496,11 +541,30 @@ def _progress_seen(observations: Sequence[Observation], history: Sequence[Snapsh
         q = first.process(p.pid)
         if q is not None and is_known(p.cpu_time_s) and is_known(q.cpu_time_s):
             grew += max(0.0, p.cpu_time_s - q.cpu_time_s)
+        elif q is None and is_known(p.cpu_time_s):
+            grew += p.cpu_time_s  # born during the watch: all its CPU was spent in it
     span = last.taken_at - first.taken_at
+    if span > 0 and grew <= max(0.1, th.idle_cpu_rate * span):
+        grew += _cpu_of_the_gone(history)  # workers that came and went (a pool recycling them) worked too
     if span <= 0 or grew <= max(0.1, th.idle_cpu_rate * span):
         return []
     return [_obs("progress-seen", f"progress during the {fmt_s(span)} watch: {fmt_s(grew)} of CPU and "
                  f"{advancing[0].text}", "processes", last.taken_at, cpu_s=round(grew, 2))]
+
+
+def _cpu_of_the_gone(history: Sequence[Snapshot]) -> float:
+    """CPU seconds spent during the watch by processes that are gone by its last look: from their first look
+    in the watch (0 when born in it) to their last."""
+    last_pids = {p.pid for p in history[-1].processes}
+    first: dict[int, float] = {}
+    latest: dict[int, float] = {}
+    for index, snap in enumerate(history[:-1]):
+        for p in snap.processes:
+            if p.pid in last_pids or not is_known(p.cpu_time_s):
+                continue
+            first.setdefault(p.pid, p.cpu_time_s if index == 0 else 0.0)
+            latest[p.pid] = p.cpu_time_s
+    return sum(max(0.0, latest[pid] - first[pid]) for pid in latest)
 
 
 def _joined(observations: Sequence[Observation], at: float) -> list[Observation]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..model.diagnosis import Observation
@@ -9,6 +10,7 @@ from ..model.snapshot import Snapshot
 from ..model.unavailable import is_known
 from .figures import fmt_bytes, fmt_s, quote
 from .gpu_history import GpuHistory
+from .roles import replacements
 from .thresholds import Thresholds
 from .vocabulary import register
 
@@ -177,8 +179,84 @@ def kernel_observations(history: Sequence[Snapshot]) -> list[Observation]:
                 out.append(_obs("oom-kill", f"kernel OOM killer: {quote(ev.text, 100)}", "kernel", now.taken_at, pid))
             elif ev.kind == "segfault":
                 out.append(_obs("segfault", f"kernel: {quote(ev.text, 100)}", "kernel", now.taken_at, pid))
-    if now.kernel.error is None and not seen:
+    unseen = _unseen_deaths(history)
+    out.extend(unseen)
+    if now.kernel.error is None and not seen and not any(o.id == "oom-kill-unseen" for o in unseen):
         out.append(_obs("no-oom-kill", "no OOM-kill line in the kernel log", "kernel", now.taken_at))
     return out
 
 
+REPLACED_WITHIN_S = 30.0  # a replacement that started this soon after a death links the death to the pool
+
+
+def _cgroup_parts(path: object) -> list[str]:
+    return [p for p in path.split("/") if p] if isinstance(path, str) else []
+
+
+def _other_cgroup(event_cgroup: str, tree_dir: object) -> bool:
+    """An OOM kill's task_memcg that is plainly not the tree's cgroup (nor one below it). False when either is
+    unknown, or when the tree's is a mount's root (a container sees its own cgroup as the root)."""
+    tree, event = _cgroup_parts(tree_dir), _cgroup_parts(event_cgroup)
+    if not event or not tree or tree[-1] in ("cgroup", "memory", "unified"):
+        return False
+    return tree[-1] not in event and event[-1] not in tree
+
+
+def _same_cgroup(event_cgroup: str, tree_dir: object) -> bool:
+    """An OOM kill's task_memcg that is the tree's own (non-root) cgroup or one below it."""
+    tree, event = _cgroup_parts(tree_dir), _cgroup_parts(event_cgroup)
+    return bool(event and tree and tree[-1] not in ("cgroup", "memory", "unified") and tree[-1] in event)
+
+
+def _link(pid: int, when: float, events: Sequence, history: Sequence[Snapshot]) -> str:
+    """What ties a death of a PID never seen to this tree, beyond its name and time ("" when nothing does):
+    a replacement that started soon after it, a log line of the tree that names the PID, or (an OOM kill)
+    the tree's own cgroup."""
+    now = history[-1]
+    for r in replacements(now.processes):
+        if 0.0 <= r.started_at - when <= REPLACED_WITHIN_S:
+            return f"PID {r.pid} started {fmt_s(r.started_at - when)} later in its place"
+    number = re.compile(rf"(?<![\d.]){pid}(?![\d.])")
+    for snap in (history[0], now):
+        for tail in snap.logs:
+            for line in tail.lines[-200:]:
+                if number.search(line.text):
+                    return f"{tail.source} names it: {quote(line.text, 80)}"
+    if any(_same_cgroup(e.cgroup, now.memory.cgroup.path) for e in events):
+        return "the kill was in the tree's own cgroup"
+    return ""
+
+
+def _unseen_deaths(history: Sequence[Snapshot]) -> list[Observation]:
+    """Kernel lines about a PID triage never saw, matched to the tree by name and time (the collector's
+    `unseen`): a member that died before the first look, or between two looks. Tied to the tree by a
+    replacement, a log line naming the PID or the tree's cgroup, it is evidence (oom-kill-unseen,
+    segfault-unseen); by name and time alone it may be another program's, and says so (death-nearby)."""
+    now = history[-1]
+    first_look = history[0].taken_at
+    by_pid: dict[int, list] = {}
+    for snap in history:
+        for ev in snap.kernel.unseen:
+            if ev.pid is not None and ev.text not in {e.text for e in by_pid.get(ev.pid, [])}:
+                by_pid.setdefault(ev.pid, []).append(ev)
+    out: list[Observation] = []
+    for pid, events in sorted(by_pid.items()):
+        if any(_other_cgroup(e.cgroup, now.memory.cgroup.path) for e in events):
+            continue  # another cgroup's OOM kill: another job's process of the same name
+        ev = next((e for e in events if e.kind == "oom-kill" and not e.cgroup), events[0])
+        when = float(ev.at) if isinstance(ev.at, (int, float)) else first_look
+        ago = f"{fmt_s(first_look - when)} before triage's first look" if when <= first_look else "during the watch"
+        what = "kernel OOM killer" if ev.kind == "oom-kill" else "kernel"
+        link = _link(pid, when, events, history)
+        if not link:
+            out.append(_obs("death-nearby", f"{what}: {quote(ev.text, 100)} — PID {pid} ({ev.comm}) has the name of "
+                            f"the tree's processes and died {ago}, after the tree started; nothing else ties it to "
+                            "the tree (it may be another program's)", "kernel", now.taken_at, (pid,), dead_pid=pid,
+                            died_at=round(when, 2), kind=ev.kind))
+            continue
+        how = (f"PID {pid} ({ev.comm}) was never seen in the tree; it died {ago}, after the tree started, "
+               f"with the tree's name, and {link}")
+        oid = "oom-kill-unseen" if ev.kind == "oom-kill" else "segfault-unseen"
+        out.append(_obs(oid, f"{what}: {quote(ev.text, 100)} — {how}", "kernel", now.taken_at, (pid,), dead_pid=pid,
+                        died_at=round(when, 2)))
+    return out

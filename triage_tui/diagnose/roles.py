@@ -8,6 +8,9 @@ cpp_extension / Triton (short-lived children that exit 0), inductor's compile wo
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from ..model.snapshot import ProcessInfo
@@ -45,3 +48,64 @@ def _helper_role(name: str, cmdline: tuple[str, ...]) -> str:
 
 def is_compiler_name(name: str) -> bool:
     return os.path.basename(name) in COMPILERS
+
+
+# A replacement: a peer that started well after its siblings of the same role. Pools (multiprocessing.Pool,
+# uvicorn's and gunicorn's supervisors, Celery's prefork) start their workers in one burst and start a new one
+# only when one is gone, so the late one is evidence of a death the pool never reported. "Well after": the
+# gap to the last original is at least REPLACEMENT_MIN_GAP_S (five clock ticks of /proc's start time) and at
+# least REPLACEMENT_GAP_RATIO times the largest gap between the originals themselves (plus one tick), so a
+# launcher that staggers its workers evenly never reads as one that replaced a worker.
+REPLACEMENT_MIN_GAP_S = 0.05
+REPLACEMENT_GAP_RATIO = 4.0
+START_TICK_S = 0.01
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """A peer that started `late_by_s` after the last of its `siblings` (same parent, same program and
+    command line), which all started within `siblings_spread_s` of each other."""
+
+    pid: int
+    ppid: int
+    started_at: float
+    late_by_s: float
+    siblings: tuple[int, ...]
+    siblings_started_at: float  # the last original's start
+    siblings_spread_s: float
+
+
+def role_key(p: ProcessInfo) -> tuple[int, str, str]:
+    """Peers of one role: one parent, one program, one command line with its numbers blanked
+    (multiprocessing's spawn passes each child its own pipe handle)."""
+    return (p.ppid, p.name, re.sub(r"\d+", "#", " ".join(p.cmdline)))
+
+
+def replacements(procs: Sequence[ProcessInfo]) -> tuple[Replacement, ...]:
+    """The late starters of each role of three or more live peers (start time from /proc/PID/stat): a
+    minority that started after one gap much larger than any gap between the others."""
+    groups: dict[tuple[int, str, str], list[tuple[float, ProcessInfo]]] = {}
+    for p in procs:
+        if p.state in ("Z", "X") or p.exited or helper_role(p) or not isinstance(p.start_time, (int, float)):
+            continue
+        groups.setdefault(role_key(p), []).append((float(p.start_time), p))
+    out: list[Replacement] = []
+    for members in groups.values():
+        if len(members) < 3:
+            continue
+        members.sort(key=lambda sp: (sp[0], sp[1].pid))
+        starts = [start for start, _ in members]
+        gaps = [b - a for a, b in zip(starts, starts[1:])]
+        split = max(range(len(gaps)), key=lambda i: gaps[i])  # originals: members[:split + 1]
+        originals, late = members[:split + 1], members[split + 1:]
+        if len(originals) < 2 or len(late) >= len(originals):
+            continue
+        inner = max(gaps[:split], default=0.0)
+        gap = gaps[split]
+        if gap < REPLACEMENT_MIN_GAP_S or gap < REPLACEMENT_GAP_RATIO * (inner + START_TICK_S):
+            continue
+        for start, p in late:
+            out.append(Replacement(pid=p.pid, ppid=p.ppid, started_at=start, late_by_s=start - starts[split],
+                                   siblings=tuple(q.pid for _, q in originals), siblings_started_at=starts[split],
+                                   siblings_spread_s=starts[split] - starts[0]))
+    return tuple(out)

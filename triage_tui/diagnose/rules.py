@@ -159,6 +159,8 @@ ROWS: tuple[Row, ...] = (
     Row("wait-for-missing-rank", "log-steps-advancing", -0.3, "the log's step counter rises: the loop moves"),
     Row("wait-for-missing-rank", "worker-exited | log-worker-exited", -0.2, "the missing rank is dead, not late"),
     Row("wait-for-missing-rank", "zombie", -0.2),
+    Row("wait-for-missing-rank", "worker-replaced | segfault-unseen | oom-kill-unseen", -0.2,
+        "a member died before triage looked: the one missing is dead, not late"),
     Row("wait-for-missing-rank", "stopped-process", -0.3),
     Row("wait-for-missing-rank", "compiler-running", -0.3),
     # collective-hang
@@ -197,6 +199,11 @@ ROWS: tuple[Row, ...] = (
     Row("deadlock", "log-active", -0.2),
     Row("deadlock", "log-steps-advancing", -0.3, "the log's step counter rises: the loop moves"),
     Row("deadlock", "stacks-same-collective", -0.2),
+    # a death explains the waits of the rest (they wait for what the dead one took with it), unless threads
+    # really sit on locks
+    Row("deadlock", "worker-exited & !stacks-lock-wait | zombie & !stacks-lock-wait | worker-replaced & !stacks-lock-wait"
+        " | segfault-unseen & !stacks-lock-wait | oom-kill-unseen & !stacks-lock-wait", -0.25,
+        "a worker died: the others wait for the work it took with it, not on each other's locks"),
     # crashed-worker
     Row("crashed-worker", "worker-exited", 0.6),
     Row("crashed-worker", "target-gone & !target-exited-ok", 0.3, "the whole target is gone"),
@@ -205,6 +212,16 @@ ROWS: tuple[Row, ...] = (
     Row("crashed-worker", "zombie", 0.6, "a worker died and was not reaped"),
     Row("crashed-worker", "workers-missing", 0.35),
     Row("crashed-worker", "segfault", 0.4),
+    Row("crashed-worker", "worker-replaced", 0.45, "a pool starts a worker late only when one is gone"),
+    Row("crashed-worker", "worker-replaced & all-idle", 0.15, "and the job has waited since: the dead worker took "
+        "its work with it"),
+    Row("crashed-worker", "segfault-unseen", 0.45, "a member of the job crashed before triage looked"),
+    Row("crashed-worker", "oom-kill-unseen", -0.2, "the OOM killer explains the death"),
+    # the hypothesis is a hang: the others wait for the dead one. Work seen advancing says they do not
+    Row("crashed-worker", "progress-seen", -0.5, "the job progresses: whatever exited did not stop it"),
+    Row("crashed-worker", "workers-recycled & progress-seen", -0.3, "workers retired and replaced in turn while "
+        "the job goes on: recycling, not a crash"),
+    Row("crashed-worker", "death-nearby", 0.1, "a process of the same name died during the job: perhaps one of its own"),
     Row("crashed-worker", "log-worker-exited", 0.5),
     Row("crashed-worker", "log-traceback", 0.15),
     Row("crashed-worker", "oom-kill", -0.15, "the OOM killer explains the death"),
@@ -212,6 +229,7 @@ ROWS: tuple[Row, ...] = (
     # oom
     Row("oom", "oom-kill", 0.8),
     Row("oom", "worker-oom-killed", 0.4),
+    Row("oom", "oom-kill-unseen", 0.6, "a member of the job was OOM-killed before triage looked"),
     Row("oom", "memory-low", 0.4),
     Row("oom", "cgroup-at-limit", 0.4),
     Row("oom", "worker-sigkilled", 0.3, "SIGKILL is usually the OOM killer"),
@@ -297,6 +315,10 @@ ROWS: tuple[Row, ...] = (
     Row("healthy", "worker-exited | log-worker-exited", -0.4),
     Row("healthy", "zombie", -0.4),
     Row("healthy", "target-gone", -1.0, "nothing of the target runs"),
+    Row("healthy", "workers-recycled & progress-seen", 0.4, "the exits are a pool recycling its workers while the "
+        "job progresses, not a failure"),
+    Row("healthy", "worker-replaced | segfault-unseen | oom-kill-unseen", -0.15, "a worker died (and may have been "
+        "replaced)"),
     Row("healthy", "stopped-process", -0.5),
     Row("healthy", "log-traceback", -0.3),
     Row("healthy", "log-nccl-timeout", -0.4),
@@ -391,9 +413,11 @@ ROWS: tuple[Row, ...] = (
 )
 
 RULE_OUTS: tuple[RuleOut, ...] = (
-    RuleOut("crashed-worker", "all-alive & !segfault & !log-worker-exited", "not a crash"),
+    # a log line that says a worker died (abruptly, of a segfault) is a death the process table no longer shows
+    RuleOut("crashed-worker", "all-alive & !segfault & !log-worker-exited & !worker-replaced & !segfault-unseen"
+            " & !oom-kill-unseen & !log-worker-abrupt & !log-segfault", "not a crash"),
     RuleOut("oom", "memory-ample & !oom-kill & !cgroup-at-limit & !worker-sigkilled & !log-killed & !log-cuda-oom"
-            " & !log-oom-words",
+            " & !log-oom-words & !oom-kill-unseen",
             "not an OOM", cite=("rss-illusion",)),
     RuleOut("still-loading", "all-idle & log-silent & !io-reading & !log-progress", "not still loading: no CPU, no I/O, no log"),
     RuleOut("stopped", "none-stopped", "nothing is stopped"),

@@ -10,7 +10,7 @@ from ..model.diagnosis import Observation
 from ..model.snapshot import Snapshot
 from ..model.stacks import StackCapture, StackGroup
 from .figures import fmt_s
-from .roles import helper_role
+from .roles import helper_role, replacements
 from .stack_reading import groups_of
 from .vocabulary import register
 
@@ -47,10 +47,11 @@ def _main_groups(capture: StackCapture, groups: Sequence[StackGroup]) -> dict[in
 
 def _ranks(pids: Sequence[int], snapshot: Optional[Snapshot]) -> list[int]:
     """Captured PIDs that are peers: minus launchers (a PID that is the parent of another captured PID) and
-    helpers (resource tracker, compilers, compile workers: see roles.py)."""
+    helpers (resource tracker, compilers, compile workers: see roles.py) and replacements (a worker started
+    after its siblings differs because it is new: it is not the odd one out)."""
     if snapshot is None:
         return list(pids)
-    helpers = {p.pid for p in snapshot.processes if helper_role(p)}
+    helpers = {p.pid for p in snapshot.processes if helper_role(p)} | {r.pid for r in replacements(snapshot.processes)}
     parents = {p.ppid for p in snapshot.processes if p.pid in pids and p.pid not in helpers}
     ranks = [pid for pid in pids if pid not in parents and pid not in helpers]
     return ranks or [pid for pid in pids if pid not in helpers] or list(pids)

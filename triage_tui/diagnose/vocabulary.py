@@ -48,6 +48,10 @@ _ALL: tuple[ObservationKind, ...] = (
             ("workers-missing", "fewer workers than the command line asks for"),
             ("workers-present", "as many workers as the command line asks for"),
             ("all-alive", "every process alive: none exited, none a zombie"),
+            ("worker-replaced", "a peer started well after its siblings of the same role, which are still there: "
+                                "a replacement, so one of them died"),
+            ("workers-recycled", "workers of one role exited during the watch while as many of it started: a pool "
+                                 "retiring and replacing its workers"),
             ("kernel-odd-rank", "one peer sleeps elsewhere in the kernel's view (state, wait channel), before any stacks"),
             ("first-look", "CPU time against age, state and wait channel, a log's last write: one look, no watching"),
             ("progress-seen", "during the watch the tree's CPU grew and its log or reads advanced, or its log's step counter rose"),
@@ -108,7 +112,11 @@ _ALL: tuple[ObservationKind, ...] = (
             ("oom-kill", "the OOM killer named a process of the tree"),
             ("no-oom-kill", "no OOM-killer line names a process of the tree"),
             ("segfault", "a segfault line names a process of the tree"),
-            ("worker-oom-killed", "the OOM killer killed the very worker that vanished")),
+            ("worker-oom-killed", "the OOM killer killed the very worker that vanished"),
+            ("oom-kill-unseen", "an OOM-kill line names a PID never seen in the tree, matched to it by name and time"),
+            ("segfault-unseen", "a segfault or trap line names a PID never seen in the tree, matched by name and time"),
+            ("death-nearby", "a kernel kill or crash line about a PID never seen, with the tree's name and in its "
+                             "lifetime, but nothing else tying it to the tree")),
     *_kinds("stacks",
             ("stacks-captured", "a stack capture was read"),
             ("stacks-failed", "some processes' stacks could not be read"),

@@ -122,15 +122,19 @@ WAIT_RULES: tuple[WaitRule, ...] = (
     # the driver's collective_rpc, which waits on the same queue for every reply, reads as a collective.
     _rule("queue", SPECIFIC, function=r"^(MessageQueue\.)?(acquire_read|acquire_write|dequeue|enqueue)$",
           file=r"shm_broadcast\.py$", why="vLLM shared-memory message queue"),
+    # multiprocessing.Pool workers wait for a task on the queue's SemLock: idle workers, not a lock deadlock.
+    # PURPOSE: a multiprocessing queue's get waits for an item; the SemLock inside it (its read lock, held by
+    # whichever reader got there first) is the queue's mechanics, as a collective's inner sleep is its own
+    _rule("queue", PURPOSE, function=r"^(SimpleQueue\.get|Queue\.get)$", file=r"multiprocessing/queues\.py$",
+          why="waiting for an item on a multiprocessing queue"),
     _rule("queue", SPECIFIC, function=r"^(Queue\.(get|put|join)|SimpleQueue\.get)$",
           file=r"/(queue|multiprocessing/queues|asyncio/queues)\.py$", why="queue.Queue"),
     # GENERIC, not SPECIFIC: `_worker` is the bottom of every pool thread's stack, so a `with lock:` frame
     # above it (the innermost frame) must win; alone it means an idle pool thread on its work queue
     _rule("queue", GENERIC, function=r"^_worker$", file=r"concurrent/futures/thread\.py$",
           why="idle thread-pool worker"),
-    # multiprocessing.Pool workers wait for a task on the queue's SemLock: idle workers, not a lock deadlock
-    _rule("queue", SPECIFIC, function=r"^(worker|SimpleQueue\.get|Queue\.get)$",
-          file=r"multiprocessing/(pool|queues)\.py$", why="pool worker waiting for a task"),
+    _rule("queue", SPECIFIC, function=r"^worker$", file=r"multiprocessing/pool\.py$",
+          why="pool worker waiting for a task"),
     _rule("condition", SPECIFIC, function=r"^(Future\.result|wait|as_completed|Future\._?wait)$",
           file=r"concurrent/futures/_base\.py$", why="waiting on a future"),
     _rule("subprocess", SPECIFIC, function=r"^(Popen\.(wait|_wait|communicate|_communicate|_try_wait|poll)|"
@@ -176,6 +180,9 @@ WAIT_RULES: tuple[WaitRule, ...] = (
           why="idle asyncio loop"),
     # source line of the innermost Python frame (C calls py-spy does not show)
     _rule("sleep", GENERIC, code=r"\bsleep\(", native=False),
+    # queue.SimpleQueue is written in C: py-spy shows only the line that calls its get (`iter(taskqueue.get,
+    # None)` in multiprocessing.Pool's task handler), and the kernel only a futex
+    _rule("queue", GENERIC, code=r"\b\w*(queue|_q)\w*\.get(_nowait)?\b", native=False),
     _rule("lock", GENERIC, code=r"\.acquire\(|^\s*with\s+[\w.\[\]]*(?i:lock)\w*\s*:|_lock\(\)", native=False),  # CACHE_LOCK too
     _rule("collective", GENERIC, code=r"\b(work|handle|req|request|fut|future)\w*\.wait\(", native=False),
     _rule("device-sync", GENERIC, code=r"\.synchronize\(", native=False),

@@ -49,6 +49,7 @@ class Hypothesis:
     evidence: tuple[Evidence, ...] = ()  # the rows the score is the clipped sum of
     cap: float = 1.0  # the score's ceiling: 1, or lower when cap_reason says why
     cap_reason: str = ""  # why the ceiling is lower ("ruled out: …", a missing precondition, a finding)
+    pids: tuple[int, ...] = ()  # the processes its title names (the odd rank, the dead or stopped one): faces mark them
 
 
 @dataclass(frozen=True)

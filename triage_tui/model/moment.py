@@ -27,6 +27,11 @@ class Moment:
         since = self.diagnosis.idle_since.get(pid)
         return None if since is None else max(0.0, self.snapshot.taken_at - since)
 
+    def named_by_top_cause(self) -> tuple[int, ...]:
+        """The PIDs hypothesis 1's title names (the odd rank, the dead or stopped one): the rows to mark."""
+        top = next((h for h in self.diagnosis.hypotheses if h.kind == "cause"), None)
+        return top.pids if top is not None and top.status in ("likely", "possible") else ()
+
     def is_idle(self, pid: int) -> bool:
         """Idle by the engine's rule (the one all-idle uses): what the Processes pane marks idle."""
         secs = self.idle_for(pid)

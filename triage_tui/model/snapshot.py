@@ -258,11 +258,16 @@ class KernelEvent:
     pid: Optional[int]
     text: str
     at: Float = Unavailable("no timestamp")
+    comm: str = ""  # the process's name as the kernel wrote it ("python3", at most 15 characters); "" when the line has none
+    cgroup: str = ""  # an OOM kill's task_memcg; "" when the line does not say
 
 
 @dataclass(frozen=True)
 class KernelReport:
     events: tuple[KernelEvent, ...] = ()
+    # lines naming a PID triage never saw in the tree, whose name is that of a process of the tree and logged
+    # after the tree's oldest process started: a member that died before triage looked (matched by name and time)
+    unseen: tuple[KernelEvent, ...] = ()
     error: Optional[Unavailable] = None
 
 

@@ -17,9 +17,12 @@ _KMSG = re.compile(r"^\s*\d+,\d+,(?P<usec>\d+),[^;]*;(?P<msg>.*)$")
 _DMESG = re.compile(r"^\s*\[\s*(?P<secs>\d+\.\d+)\]\s?(?P<msg>.*)$")
 _DMESG_T = re.compile(r"^\s*\[(?P<date>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\]\s?(?P<msg>.*)$")
 
-_OOM_KILLED = re.compile(r"(?:Out of memory|Memory cgroup out of memory):\s+Killed process (?P<pid>\d+)")
+_OOM_KILLED = re.compile(r"(?:Out of memory|Memory cgroup out of memory):\s+Killed process (?P<pid>\d+)"
+                         r"(?: \((?P<comm>[^()\n]{1,64})\))?")
 _OOM_KILL_SUMMARY = re.compile(r"\boom-kill:[^\n]{0,512}?\bpid=(?P<pid>\d{1,10})")
-_OOM_REAPER = re.compile(r"oom_reaper: reaped process (?P<pid>\d+)")
+_OOM_REAPER = re.compile(r"oom_reaper: reaped process (?P<pid>\d+)(?: \((?P<comm>[^()\n]{1,64})\))?")
+_SUMMARY_TASK = re.compile(r"[,:]task=(?P<comm>[^,\n]{1,64})")
+_SUMMARY_MEMCG = re.compile(r"[,:]task_memcg=(?P<cgroup>[^,\n]{1,512})")
 # bounded quantifiers: an unbounded lazy `\S+?` before the PID is quadratic on a long line without spaces
 # (a kernel comm is at most 15 characters; 64 leaves room for a thread name with a suffix)
 _SEGFAULT = re.compile(r"(?P<comm>[^\s\[\]]{1,64})\[(?P<pid>\d{1,10})\]: segfault at ")
@@ -53,7 +56,14 @@ def parse_kernel_line(line: str, boot_time: Optional[float] = None) -> Optional[
                           (_SEGFAULT, "segfault"), (_TRAP, "other")):
         m = pattern.search(message)
         if m:
-            return KernelEvent(kind=kind, pid=int(m.group("pid")), text=message.strip(), at=at)
+            comm = m.groupdict().get("comm") or ""
+            cgroup = ""
+            if pattern is _OOM_KILL_SUMMARY:
+                task, memcg = _SUMMARY_TASK.search(message), _SUMMARY_MEMCG.search(message)
+                comm = task.group("comm") if task else ""
+                cgroup = memcg.group("cgroup") if memcg else ""
+            return KernelEvent(kind=kind, pid=int(m.group("pid")), text=message.strip(), at=at, comm=comm,
+                               cgroup=cgroup)
     return None
 
 

@@ -15,7 +15,7 @@ def hypothesis_data(h: Hypothesis) -> dict[str, Any]:
     return {"id": h.id, "title": h.title, "status": h.status, "score": h.score, "for": list(h.for_),
             "against": list(h.against), "next_check": h.next_check, "kind": h.kind,
             "evidence": [{"observation": e.observation, "weight": e.weight, "text": e.text} for e in h.evidence],
-            "cap": h.cap, "cap_reason": h.cap_reason}
+            "cap": h.cap, "cap_reason": h.cap_reason, "pids": list(h.pids)}
 
 
 def hypotheses_markdown(hypotheses: Sequence[Hypothesis], show_unlikely: bool = False) -> list[str]:

@@ -111,6 +111,7 @@ class ProcessesPane(Pane):
         self._last_alive: Optional[Snapshot] = None  # the latest snapshot shown with a live process
         self._subtitle = ""
         self._rows_of: tuple[tuple[ProcessInfo, ...], tuple[object, ...]] = ((), ())  # what self.rows was built from
+        self._named: frozenset[int] = frozenset()  # the PIDs hypothesis 1 names: their rows are marked ◆
 
     def compose(self):
         yield Input(placeholder="filter: PID, name or command line (Enter keeps, Esc clears)", id="proc-filter")
@@ -163,6 +164,7 @@ class ProcessesPane(Pane):
             self.rows = tree_rows(procs, *options)
             self._rows_of = (procs, options)
         moment = view.moment
+        self._named = frozenset(moment.named_by_top_cause())
         keys = [str(r.process.pid) for r in self.rows]
         self._idle_at = self.columns.index("idle") if "idle" in self.columns else None
         # idle by the engine's rule (the one all-idle uses), read from the Moment: no rule of the UI's own
@@ -185,6 +187,8 @@ class ProcessesPane(Pane):
                     break
         extra = f" · filter '{self.filter_text}'" if self.filter_text else ""
         tags = f" · {len(self.tagged)} tagged" if self.tagged else ""
+        if self._named:
+            tags += f" · ◆ PID {', '.join(map(str, sorted(self._named)))}: named by hypothesis 1"
         order = f"sort {self.sort}{' reversed' if self.reverse else ''}{' · flat' if self.flat else ''}"
         subtitle = f"{len(self.rows)}/{len(procs)} rows · {order}{extra}{tags}"
         if subtitle != self._subtitle:  # setting it repaints the whole pane, table and all, even when equal
@@ -239,7 +243,8 @@ class ProcessesPane(Pane):
         idle_text = fmt.idle_for(idle_for) if idle_for is not None else "-"
         # Most rows are what they were a second ago but for idle-for: their other cells are kept
         # and reused (same objects, so the compare in _update_changed is an identity check).
-        key = (p, row.depth, row.has_children, row.collapsed, tagged, idle, self.columns)
+        named = p.pid in self._named
+        key = (p, row.depth, row.has_children, row.collapsed, tagged, idle, named, self.columns)
         cached = self._row_cache.get(p.pid)
         at = self._idle_at
         if cached is not None and cached[0] == key:
@@ -249,19 +254,20 @@ class ProcessesPane(Pane):
             cells = list(cells)
             cells[at] = idle_text
         else:
-            cells = self._fresh_cells(row, tagged, idle, idle_text)
+            cells = self._fresh_cells(row, tagged, idle, idle_text, named)
         self._row_cache[p.pid] = (key, cells)
         return cells
 
-    def _fresh_cells(self, row: Row, tagged: bool, idle: bool, idle_text: str) -> list[object]:
+    def _fresh_cells(self, row: Row, tagged: bool, idle: bool, idle_text: str, named: bool = False) -> list[object]:
         p: ProcessInfo = row.process
         marker = "▸ " if row.collapsed else ("▾ " if row.has_children else "  ")
-        label = ("●" if tagged else " ") + "  " * row.depth + marker + p.name
+        # ◆: the process hypothesis 1 names (the odd rank, the dead or stopped one), in the tag's place
+        label = ("●" if tagged else "◆" if named else " ") + "  " * row.depth + marker + p.name
         # The table reads a str cell as markup, and a name is the target's choice (`[/]` would end the
         # app, `w[bold]x` shows as wx): a name with a `[` or a control character is a Text, made visible.
         # Plain strings otherwise: a Text per cell is most of the cost at 10,000 rows.
-        name: object = label if not tagged and "[" not in label and label.isprintable() else \
-            Text(visible(label), style="bold cyan" if tagged else "")
+        name: object = label if not tagged and not named and "[" not in label and label.isprintable() else \
+            Text(visible(label), style="bold cyan" if tagged else "bold yellow" if named else "")
         style = STATE_STYLES.get(p.state) or ("bold #5f87ff" if idle else "")
         state_text = p.state + (" idle" if idle and p.state not in "DZTt" else "")
         state: object = Text(state_text, style=style) if style else state_text

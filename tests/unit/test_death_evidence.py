@@ -1,0 +1,162 @@
+"""Issue 13: deaths that happened before triage looked. A replacement worker (a peer started well after its
+siblings, which are still there) and a kernel line about a PID never seen in the tree, matched by name and
+time, are evidence of a death; neither is read into a launcher that staggers its workers evenly, nor into
+another cgroup's OOM kill."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from diagnose_cases import T0, proc, series
+
+from triage_tui.collect.kernel import unseen_events
+from triage_tui.diagnose.hypotheses import evaluate
+from triage_tui.diagnose.observations import observe_snapshots
+from triage_tui.diagnose.roles import replacements
+from triage_tui.diagnose.thresholds import Thresholds
+from triage_tui.model.snapshot import (
+    CgroupMemory,
+    KernelEvent,
+    KernelReport,
+    LogLine,
+    LogTail,
+    MemoryReport,
+    ProcessInfo,
+    Snapshot,
+)
+from triage_tui.parse.dmesg import parse_kernel_line
+
+TH = Thresholds(idle_after_s=4.0, silent_after_s=10.0)
+CMD = ("python3", "pool_job.py", "--shards", "12")
+
+
+def _pool(*starts: float, parent_start: float = T0 - 600.0) -> list[ProcessInfo]:
+    parent = proc(100, 1, name="python3", cmdline=CMD, start_time=parent_start, wchan="futex_wait_queue")
+    return [parent, *(proc(101 + i, 100, name="python3", cmdline=CMD, start_time=s, wchan="futex_wait_queue")
+                      for i, s in enumerate(starts))]
+
+
+def _ids(procs, kernel: KernelReport = KernelReport(), memory: MemoryReport = MemoryReport(), looks: int = 3):
+    history = series([Snapshot(processes=tuple(procs), kernel=kernel, memory=memory)] * looks, 2.0)
+    observations = observe_snapshots(history, TH)
+    return {o.id: o for o in observations}, evaluate(observations)
+
+
+def test_a_late_sibling_is_a_replacement_and_evidence_of_a_death() -> None:
+    base = T0 - 600.0
+    late = replacements(_pool(base, base, base + 0.01, base + 0.12))
+    assert [(r.pid, round(r.late_by_s, 2), r.siblings) for r in late] == [(104, 0.11, (101, 102, 103))]
+    found, hyps = _ids(_pool(base, base, base + 0.01, base + 300.0))
+    assert "worker-replaced" in found and "PID 104" in found["worker-replaced"].text
+    assert "all-alive" not in found  # one of them did not stay alive
+    top = hyps[0]
+    assert top.id == "crashed-worker" and top.status in ("possible", "likely"), [(h.id, h.status) for h in hyps]
+    assert "worker-replaced" in {e.observation for e in top.evidence}
+
+
+def test_no_replacement_without_a_burst_of_originals() -> None:
+    base = T0 - 600.0
+    assert not replacements(_pool(base, base + 0.01, base + 0.02))  # one burst
+    assert not replacements(_pool(base, base + 1.0, base + 2.0, base + 3.0))  # staggered evenly
+    assert not replacements(_pool(base, base + 1.0, base + 2.5))  # uneven, but no burst to depart from
+    assert not replacements(_pool(base, base + 5.0))  # two peers: nothing to compare
+    assert not replacements(_pool(base, base, base + 0.03))  # within a few clock ticks
+    assert not replacements(_pool(base, base, base + 40.0, base + 40.0))  # half came late: a second pool, not a death
+    other = [*_pool(base, base), proc(150, 100, name="python3", cmdline=("python3", "writer.py"), start_time=base + 60)]
+    assert not replacements(other)  # another role
+
+
+def test_the_replacement_is_not_compared_as_the_odd_rank() -> None:
+    base = T0 - 600.0
+    procs = _pool(base, base, base)
+    procs.append(proc(104, 100, name="python3", cmdline=CMD, start_time=base + 30.0, wchan="pipe_read"))
+    found, _ = _ids(procs)
+    assert "worker-replaced" in found and "kernel-odd-rank" not in found
+
+
+SEGV = "python3[4242]: segfault at 0 ip 00007f1c2d3e4f5a sp 00007ffd error 4 in libc.so.6[7f1c2d300000+195000]"
+
+
+def test_the_kernel_names_comm_and_cgroup() -> None:
+    seg = parse_kernel_line(f"[  102.000000] {SEGV}", boot_time=1000.0)
+    assert seg is not None and (seg.kind, seg.pid, seg.comm) == ("segfault", 4242, "python3")
+    killed = parse_kernel_line("Memory cgroup out of memory: Killed process 46433 (pt_main_thread) total-vm:5kB")
+    assert killed is not None and killed.comm == "pt_main_thread"
+    summary = parse_kernel_line("oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
+                                "oom_memcg=/job,task_memcg=/job/w1,task=python3,pid=46433,uid=0")
+    assert summary is not None and (summary.comm, summary.cgroup, summary.pid) == ("python3", "/job/w1", 46433)
+
+
+def test_kernel_lines_about_unseen_pids_are_matched_by_name_and_time() -> None:
+    events = [KernelEvent("segfault", 4242, SEGV, at=T0 - 100.0, comm="python3"),
+              KernelEvent("segfault", 4243, SEGV, at=T0 - 900.0, comm="python3"),  # before the tree started
+              KernelEvent("segfault", 4244, SEGV, at=T0 - 100.0, comm="nginx"),  # another program
+              KernelEvent("segfault", 101, SEGV, at=T0 - 100.0, comm="python3"),  # a PID of the tree: not unseen
+              KernelEvent("segfault", 4245, SEGV, comm="python3")]  # no time: cannot be matched
+    got = unseen_events(events, {100, 101}, {"python3"}, since=T0 - 600.0)
+    assert [e.pid for e in got] == [4242]
+    assert unseen_events(events, {100}, {"python3"}, since=None) == ()
+
+
+def test_an_unseen_death_counts_only_when_something_ties_it_to_the_tree() -> None:
+    base = T0 - 600.0
+    seg = KernelReport(unseen=(KernelEvent("segfault", 4242, SEGV, at=T0 - 100.0, comm="python3"),))
+    # by name and time alone: said, but it may be another program's python3
+    found, hyps = _ids(_pool(base, base), kernel=seg)
+    assert "segfault-unseen" not in found and "another program" in found["death-nearby"].text
+    assert next(h for h in hyps if h.id == "crashed-worker").status in ("unlikely", "ruled out")
+    # a replacement that started soon after the death ties it to the pool
+    procs = _pool(base, base, base)
+    procs.append(proc(104, 100, name="python3", cmdline=CMD, start_time=T0 - 98.0, wchan="futex_wait_queue"))
+    found, hyps = _ids(procs, kernel=seg)
+    assert "PID 104 started 2.0 s later in its place" in found["segfault-unseen"].text
+    assert "before triage's first look" in found["segfault-unseen"].text
+    assert hyps[0].id == "crashed-worker", [(h.id, h.status) for h in hyps]
+    # so does a log line of the tree that names the PID
+    log = LogTail(path="/l", source="fd 2", lines=(LogLine("INFO Child process [4242] died", T0 - 99.0),))
+    history = series([Snapshot(processes=tuple(_pool(base, base)), kernel=seg, logs=(log,))] * 3, 2.0)
+    found2 = {o.id: o for o in observe_snapshots(history, TH)}
+    assert "fd 2 names it" in found2["segfault-unseen"].text
+
+
+def test_an_unseen_oom_kill_in_the_trees_cgroup_is_an_oom_and_another_cgroups_is_not() -> None:
+    base = T0 - 600.0
+    kill = KernelEvent("oom-kill", 4300, "Memory cgroup out of memory: Killed process 4300 (python3) total-vm:5kB",
+                       at=T0 - 50.0, comm="python3")
+    mine = MemoryReport(cgroup=CgroupMemory(path="/sys/fs/cgroup/jobs/my-job"))
+    same = KernelEvent("oom-kill", 4300, "oom-kill:task_memcg=/jobs/my-job,task=python3,pid=4300", at=T0 - 50.0,
+                       comm="python3", cgroup="/jobs/my-job")
+    found, hyps = _ids(_pool(base, base), kernel=KernelReport(unseen=(kill, same)), memory=mine)
+    assert "Killed process 4300" in found["oom-kill-unseen"].text and "own cgroup" in found["oom-kill-unseen"].text
+    assert hyps[0].id == "oom", [(h.id, h.status) for h in hyps]
+    other = KernelEvent("oom-kill", 4300, "oom-kill:task_memcg=/other-job,task=python3,pid=4300", at=T0 - 50.0,
+                        comm="python3", cgroup="/other-job")
+    found, _ = _ids(_pool(base, base), kernel=KernelReport(unseen=(kill, other)), memory=mine)
+    assert "oom-kill-unseen" not in found and "death-nearby" not in found  # another job's kill
+
+
+def test_a_pool_recycling_its_workers_while_the_job_progresses_is_healthy_not_crashed() -> None:
+    from triage_tui.model.snapshot import ExitedProcess
+
+    base = T0 - 600.0
+    parent = proc(100, 1, name="python3", cmdline=CMD, start_time=base, cpu_time=5.0)
+    snaps = []
+    gone: list[ExitedProcess] = []
+    for i in range(6):  # every look, the oldest worker is retired and a new one started
+        workers = [proc(101 + i + k, 100, name="python3", cmdline=CMD, start_time=T0 + 2.0 * (i + k) - 4.0,
+                        cpu_time=0.2 * (k + 1)) for k in range(3)]
+        if i:
+            gone.append(ExitedProcess(pid=100 + i, name="python3", cmdline=CMD, last_seen=T0 + 2.0 * i))
+        log = LogTail(path="/l", source="a file PID 100 writes (fd 3)",
+                      lines=(LogLine(f"INFO chunk {10 * i} score 0.5", T0 + 2.0 * i),),
+                      seconds_since_last_byte=0.1, last_byte_at=T0 + 2.0 * i)
+        snaps.append(Snapshot(processes=(dataclasses.replace(parent, cpu_time_s=5.0 + 0.01 * i), *workers),
+                              exited=tuple(gone), logs=(log,)))
+    history = series(snaps, 2.0)
+    observations = observe_snapshots(history, TH)
+    found = {o.id: o for o in observations}
+    assert "workers-recycled" in found and "progress-seen" in found, sorted(found)
+    hyps = evaluate(observations)
+    assert hyps[0].id == "healthy", [(h.id, h.status, h.score) for h in hyps[:3]]
+    crashed = next(h for h in hyps if h.id == "crashed-worker")
+    assert crashed.status in ("unlikely", "ruled out")
