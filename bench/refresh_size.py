@@ -10,6 +10,8 @@ Measurement, not a test; the machine's load average is printed with the figures.
     python3 bench/refresh_size.py                   # sizes 100 1000 10000, 10 warm-up + 8 measured ticks
     BENCH_SIZES=100,1000 BENCH_TICKS=5 python3 bench/refresh_size.py
     BENCH_SVG=bench/refresh-size.svg                # where the plot goes (default: beside this file)
+    BENCH_JSON=points.jsonl                         # also append each point there, as JSON
+    python3 bench/refresh_size.py --plot points.jsonl   # the table and the plot of points measured before
 """
 
 from __future__ import annotations
@@ -162,7 +164,28 @@ def svg(points: list[Point], path: str, title: str) -> None:
         f.write("\n".join(out) + "\n")
 
 
-if __name__ == "__main__":
+def _load(path: str) -> list[Point]:
+    import json
+
+    with open(path) as f:
+        return [Point(d["processes"], d["changing"], {k: tuple(v) for k, v in d["ms"].items()}, d["load"])  # type: ignore[misc]
+                for d in map(json.loads, f) if d]
+
+
+def _save(path: str, points: list[Point]) -> None:
+    import json
+
+    with open(path, "a") as f:
+        for p in points:
+            f.write(json.dumps({"processes": p.processes, "changing": p.changing, "ms": p.ms, "load": p.load}) + "\n")
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--plot"]:
+    loaded = [p for path in sys.argv[2:] for p in _load(path)]
+    print(table(loaded))
+    svg(loaded, os.environ.get("BENCH_SVG", os.path.join(os.path.dirname(os.path.abspath(__file__)), "refresh-size.svg")),
+        os.environ.get("BENCH_TITLE", "triage: one refresh against tree size (shared 2-core VM)"))
+elif __name__ == "__main__":
     sizes = [int(s) for s in os.environ.get("BENCH_SIZES", "100,1000,10000").split(",")]
     ticks = int(os.environ.get("BENCH_TICKS", "8"))
     warmup = int(os.environ.get("BENCH_WARMUP", "10"))
@@ -174,6 +197,8 @@ if __name__ == "__main__":
     print(f"{machine_line()}; {when}; before: {started}")
     print()
     print(table(points))
+    if os.environ.get("BENCH_JSON"):
+        _save(os.environ["BENCH_JSON"], points)
     svg(points, os.environ.get("BENCH_SVG", os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                          "refresh-size.svg")),
         f"triage: one refresh against tree size ({when}, shared 2-core VM)")

@@ -133,6 +133,10 @@ def test_an_unseen_oom_kill_in_the_trees_cgroup_is_an_oom_and_another_cgroups_is
                         comm="python3", cgroup="/other-job")
     found, _ = _ids(_pool(base, base), kernel=KernelReport(unseen=(kill, other)), memory=mine)
     assert "oom-kill-unseen" not in found and "death-nearby" not in found  # another job's kill
+    below = KernelEvent("oom-kill", 4300, "oom-kill:task_memcg=/jobs/my-job/test-oom-7,task=python3,pid=4300",
+                        at=T0 - 50.0, comm="python3", cgroup="/jobs/my-job/test-oom-7")
+    found, _ = _ids(_pool(base, base), kernel=KernelReport(unseen=(kill, below)), memory=mine)
+    assert "oom-kill-unseen" not in found  # a child cgroup of the tree's is another job's (a test's sandbox)
 
 
 def test_a_pool_recycling_its_workers_while_the_job_progresses_is_healthy_not_crashed() -> None:

@@ -177,3 +177,23 @@ def test_a_target_that_ended_with_code_0_is_gone_not_a_crash_and_not_healthy() -
     assert any(o.id == "target-exited-ok" for o in d.observations)
     assert by_id(d, "healthy").status == "ruled out"
     assert by_id(d, "crashed-worker").status != "likely"
+
+
+def test_idle_since_is_the_same_object_while_it_does_not_change() -> None:
+    """A quiet tree's idle-since figures do not move: the Moments of a long watch share one dict (a new
+    dict of 1,000 floats every refresh was kept for each Moment of the timeline), and a change is seen."""
+    import dataclasses as _dc
+
+    from triage_tui.diagnose.engine import DiagnosisEngine as _Engine
+    from triage_tui.model.snapshot import ProcessInfo as _P
+    from triage_tui.model.snapshot import Snapshot as _S
+
+    engine = _Engine()
+    rows = tuple(_P(pid=10 + i, ppid=1, name="w", state="S", cpu_percent=0.0, cpu_time_s=1.0) for i in range(3))
+    engine.update(_S(taken_at=100.0, processes=rows))
+    second = engine.update(_S(taken_at=101.0, processes=rows))
+    third = engine.update(_S(taken_at=102.0, processes=rows))
+    assert third.idle_since is second.idle_since and third.idle_since == {10: 100.0, 11: 100.0, 12: 100.0}
+    busy = (_dc.replace(rows[0], cpu_time_s=5.0),) + rows[1:]
+    fourth = engine.update(_S(taken_at=103.0, processes=busy))
+    assert 10 not in fourth.idle_since and fourth.idle_since is not third.idle_since

@@ -39,6 +39,7 @@ class DiagnosisEngine:
         self._previous_stacks: Optional[StackCapture] = None
         self._idle = IdleRuns()
         self._idle_stale = False
+        self._idle_since: dict[int, float] = {}  # the last Diagnosis's idle_since (shared while unchanged)
 
     def _idle_figures(self, snapshot: Snapshot) -> Optional[dict[int, Optional[float]]]:
         """idle_seconds of every process of `snapshot` from the runs, then `snapshot` joins them.
@@ -73,8 +74,14 @@ class DiagnosisEngine:
         self.changelog.extend(changes)
         idle_s = idle_of if idle_of is not None else {
             p.pid: idle_seconds(list(self.history), p.pid, self.thresholds) for p in snapshot.processes}
-        return Diagnosis(tuple(observations), hypotheses, changes, idle_periods(idle_s, snapshot.taken_at),
-                         self.thresholds.idle_after_s)
+        idle_since = idle_periods(idle_s, snapshot.taken_at)
+        if idle_since == self._idle_since:
+            # the same figures as last tick (a quiet tree: since when each process idles does not move):
+            # the same dict, so a long timeline holds one copy and the recorder's diff is an identity check
+            # (a new dict of 1,000 floats a tick was ~100 KB a refresh, kept for each of 2,000 Moments)
+            idle_since = self._idle_since
+        self._idle_since = idle_since
+        return Diagnosis(tuple(observations), hypotheses, changes, idle_since, self.thresholds.idle_after_s)
 
     def _changes(self, at: float, hypotheses: Sequence[Hypothesis]) -> list[str]:
         """One line per hypothesis whose status moved: `12:01:07 deadlock possible → likely: why`."""

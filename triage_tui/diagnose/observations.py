@@ -302,7 +302,7 @@ def _worker_shape(history: Sequence[Snapshot], procs: Sequence[ProcessInfo], at:
         out.append(_obs("worker-replaced", f"PID {r.pid} ({_name(late)}) started {fmt_s(r.late_by_s)} after its "
                         f"{len(r.siblings)} siblings (PIDs {', '.join(map(str, r.siblings))}: same parent {r.ppid}, same "
                         f"command line), which started {spread} and are still there: a replacement, so one of them "
-                        "died (start times from /proc/PID/stat)", "processes", at, [r.pid],
+                        "most likely died (start times from /proc/PID/stat)", "processes", at, [r.pid],
                         replacement_pid=r.pid, late_by_s=round(r.late_by_s, 2), siblings=len(r.siblings)))
     zombies = [p for p in procs if p.state == "Z"]
     if not gone and not zombies and not replaced and not any(o.id == "workers-missing" for o in out):

@@ -199,13 +199,14 @@ def _other_cgroup(event_cgroup: str, tree_dir: object) -> bool:
     tree, event = _cgroup_parts(tree_dir), _cgroup_parts(event_cgroup)
     if not event or not tree or tree[-1] in ("cgroup", "memory", "unified"):
         return False
-    return tree[-1] not in event and event[-1] not in tree
+    return tree[-1] != event[-1]
 
 
 def _same_cgroup(event_cgroup: str, tree_dir: object) -> bool:
-    """An OOM kill's task_memcg that is the tree's own (non-root) cgroup or one below it."""
+    """An OOM kill's task_memcg that is the tree's own (non-root) cgroup. Not one below it: a child cgroup of
+    the tree's is another job's as often as not (a test's, a sandbox's), and the tree's processes live in its own."""
     tree, event = _cgroup_parts(tree_dir), _cgroup_parts(event_cgroup)
-    return bool(event and tree and tree[-1] not in ("cgroup", "memory", "unified") and tree[-1] in event)
+    return bool(event and tree and tree[-1] not in ("cgroup", "memory", "unified") and tree[-1] == event[-1])
 
 
 def _link(pid: int, when: float, events: Sequence, history: Sequence[Snapshot]) -> str:
