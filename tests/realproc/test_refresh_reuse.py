@@ -317,3 +317,25 @@ def test_smaps_budget_goes_to_processes_that_ran_not_to_quiet_ones() -> None:
         assert batch(frozenset({me}), {me: 1000, 1: 0}) >= 1  # a process joined the tree: read again
     finally:
         reader.close()
+
+
+def test_memory_sums_and_pss_fields_are_worked_out_again_only_when_a_row_or_figure_changed() -> None:
+    import dataclasses
+
+    from triage_tui.collect.snapshot import SnapshotCollector
+
+    collector = SnapshotCollector()
+    try:
+        rows = tuple(ProcessInfo(pid=10 + i, ppid=1, name="w", rss_bytes=(1 + i) << 20) for i in range(3))
+        first = collector._sums(rows)
+        assert collector._sums(tuple(rows)) is first  # the same row objects: the same sums
+        grown = (dataclasses.replace(rows[0], rss_bytes=9 << 20),) + rows[1:]
+        assert collector._sums(grown).rss_sum_bytes == (9 + 2 + 3) << 20
+        me = os.getpid()
+        collector.smaps.submit({me: 1000}, budget_ms=1000, interval_s=1e-9)
+        assert collector.smaps.wait_idle(30)
+        fields = collector._smaps_fields()[me]
+        assert collector._smaps_fields()[me] is fields  # the figure was not read again
+        assert fields["pss_read_at"] == collector.smaps.figures()[me].read_at
+    finally:
+        collector.close()

@@ -23,6 +23,7 @@ from ..model.snapshot import (
     Snapshot,
     SourceStatus,
     Target,
+    TargetMemory,
 )
 from ..model.unavailable import Unavailable, is_known
 from ..model.waits import Wait, WaitSource
@@ -81,6 +82,8 @@ class SnapshotCollector:
         self._table: Optional[ProcTable] = None  # the last /proc pass: its unchanged stat lines are not parsed again
         self._seen_pids: set[int] = set()
         self._environ_cache: dict[tuple[int, object], dict[str, str]] = {}
+        self._pss_fields: dict[int, tuple[object, dict[str, object]]] = {}  # pid -> (figure, its row fields)
+        self._target_memory: tuple[tuple[ProcessInfo, ...], Optional[TargetMemory]] = ((), None)
 
     def close(self) -> None:
         self.smaps.close()
@@ -164,13 +167,30 @@ class SnapshotCollector:
         return out
 
     def _smaps_fields(self) -> dict[int, dict[str, object]]:
-        """The PSS figures the smaps thread already has, as ProcessInfo fields, for the rows being built."""
+        """The PSS figures the smaps thread already has, as ProcessInfo fields, for the rows being built
+        (a figure not read again is the same object: its fields are last tick's dict)."""
         out: dict[int, dict[str, object]] = {}
+        kept = self._pss_fields
         for pid, figure in self.smaps.figures().items():
+            before = kept.get(pid)
+            if before is not None and before[0] is figure:
+                out[pid] = before[1]
+                continue
             known = is_known(figure.pss_bytes)
             out[pid] = {"pss_bytes": figure.pss_bytes, "uss_bytes": figure.uss_bytes, "swap_bytes": figure.swap_bytes,
                         "pss_read_at": figure.read_at if known else figure.pss_bytes}
+            kept[pid] = (figure, out[pid])
+        if len(kept) > 2 * len(out) + 100:  # forget processes long gone
+            self._pss_fields = {pid: v for pid, v in kept.items() if pid in out}
         return out
+
+    def _sums(self, processes: tuple[ProcessInfo, ...]) -> TargetMemory:
+        """target_memory, summed again only when a row is not last tick's object (then a figure moved)."""
+        rows, sums = self._target_memory
+        if sums is None or len(rows) != len(processes) or any(a is not b for a, b in zip(rows, processes)):
+            sums = target_memory(processes)
+            self._target_memory = (processes, sums)
+        return sums
 
     def _memory(self, processes: tuple[ProcessInfo, ...], options: CollectOptions,
                 statuses: list[SourceStatus]) -> tuple[tuple[ProcessInfo, ...], MemoryReport]:
@@ -181,7 +201,7 @@ class SnapshotCollector:
             out = processes
             root = next((p.pid for p in out if not p.exited), None)
             cgroup = collect_cgroup_memory(root) if root is not None else None
-            report = MemoryReport(system=collect_system_memory(), target=target_memory(out),
+            report = MemoryReport(system=collect_system_memory(), target=self._sums(out),
                                   smaps_budget_ms=options.smaps_budget_ms, smaps_spent_ms=self.smaps.spent_ms)
             if cgroup is not None:
                 report = dataclasses.replace(report, cgroup=cgroup)
