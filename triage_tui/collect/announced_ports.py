@@ -50,7 +50,7 @@ def from_cmdline(p: ProcessInfo) -> list[NamedPort]:
     return list(_cmdline_ports(p.pid, tuple(p.cmdline)))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=65536)  # keyed by PID too: room for a 10,000-process tree's turnover
 def _cmdline_ports(pid: int, cmdline: tuple[str, ...]) -> tuple[NamedPort, ...]:
     """The ports one command line names, worked out once per (PID, argv): every tick asked again for
     every process (three regexes per argument, ~6 ms a refresh at 1,000 processes) and argv rarely

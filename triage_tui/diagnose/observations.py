@@ -77,7 +77,7 @@ def expected_workers(processes: Sequence[ProcessInfo]) -> Optional[tuple[int, st
     return None
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=65536)  # room for a 10,000-process tree of distinct command lines
 def _world_arg(cmdline: tuple[str, ...]) -> Optional[tuple[int, str]]:
     """The `--tp-size 8`-style argument of one argv, worked out once per argv (asked every tick)."""
     args = list(cmdline)

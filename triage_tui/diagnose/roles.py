@@ -34,7 +34,7 @@ def helper_role(p: ProcessInfo) -> str:
     return _helper_role(p.name, tuple(p.cmdline))  # tuple() of a tuple is itself: no copy
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=65536)  # room for a 10,000-process tree of distinct command lines
 def _helper_role(name: str, cmdline: tuple[str, ...]) -> str:
     """By name and argv, once each: the engine asks for every process of the tree every tick."""
     if (os.path.basename(cmdline[0]) if cmdline else name) in COMPILERS or name in COMPILERS:
