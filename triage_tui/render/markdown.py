@@ -33,8 +33,9 @@ from ..model.text_format import clock as _clock
 from ..model.text_format import stamp as _stamp
 from ..model.unavailable import is_known, known_or
 from .figures import duration, number, ratio, size, unavailable_text
+from .hypotheses_text import evidence_markdown
 from .plain_text import code_block, md_code, md_inline, terminal_text
-from .verdict import dedupe_evidence, is_quiet, shell_words, strongest_evidence, verdict, verdict_text
+from .verdict import is_quiet, shell_words, strongest_evidence, verdict, verdict_text
 from .waits_text import wait_lines
 
 LOG_LINES = 15  # last lines of each log in the report
@@ -319,8 +320,7 @@ def _hypotheses(diagnosis: Diagnosis) -> list[str]:
     for i, h in enumerate([h for h in ordered if not _quiet(h)], 1):
         kind = " (a finding)" if getattr(h, "kind", "cause") == "finding" else ""
         lines.append(f"### {i}. {md_inline(h.title)} ({md_code(h.id)}): {h.status}, score {h.score:.2f}{kind}")
-        lines += [f"- For: {md_inline(x)}" for x in dedupe_evidence(h.for_)] or ["- For: nothing yet"]
-        lines += [f"- Against: {md_inline(x)}" for x in dedupe_evidence(h.against)]
+        lines += evidence_markdown(h)
         if h.next_check:
             lines.append(f"- Next check: {md_inline(shell_words(h.next_check))}")
         lines.append("")
@@ -328,10 +328,12 @@ def _hypotheses(diagnosis: Diagnosis) -> list[str]:
     unlikely = [h for h in quiet if h.status == "unlikely"]
     ruled_out = [h for h in quiet if h.status == "ruled out"]
     if unlikely:
-        lines += [f"**Unlikely (nothing stands for them):** {', '.join(f'{h.title} (`{h.id}`)' for h in unlikely)}.", ""]
+        lines += [f"**Unlikely (nothing stands for them):** "
+                  f"{', '.join(f'{md_inline(h.title)} ({md_code(h.id)})' for h in unlikely)}.", ""]
     if ruled_out:
         lines += ["**Ruled out:**", ""] + [
-            f"- {h.title} (`{h.id}`)" + (f": {h.against[0]}" if h.against else "") for h in ruled_out] + [""]
+            f"- {md_inline(h.title)} ({md_code(h.id)})" + (f": {md_inline(h.against[0])}" if h.against else "")
+            for h in ruled_out] + [""]
     return lines[:-1]
 
 
