@@ -108,7 +108,7 @@ def test_nodes_view_in_tmux_shows_the_differing_node_first_and_drills_in(ssh_env
             return tmux(socket, "capture-pane", "-p", "-t", "job")
 
         def rows() -> list[str]:
-            return re.findall(r"^\s*(n[123])\s", screen(), re.M)
+            return re.findall(r"^\s*(n[123])\s+(?!— )\S", screen(), re.M)  # table rows, not the detail's "n3 — …"
 
         def three_rows() -> list[str]:
             found = rows()
@@ -117,6 +117,16 @@ def test_nodes_view_in_tmux_shows_the_differing_node_first_and_drills_in(ssh_env
         order = wait_for(three_rows, "three node rows with n3's cause")
         assert order[0] == "n3", screen()
         assert "verdict: n3 differs" in screen()
+        # under the table, the selected node as its own engine reads it: its causes with their weighted rows
+        detail = wait_for(lambda: re.search(r"^\s*n3 — (agent|agentless), \d+ processes", screen(), re.M)
+                          and re.search(r"^\s*1\. .*— (likely|possible) \d\.\d\d", screen(), re.M) and screen(),
+                          "n3's detail")
+        assert re.search(r"^\s*\+0\.\d\d ", detail, re.M), detail
+        assert "? help" in detail and "q quit" in detail  # the key line, as in the single-node app
+        tmux(socket, "send-keys", "-t", "job", "Down")
+        wait_for(lambda: re.search(rf"^\s*{order[1]} — ", screen(), re.M), "the detail following the cursor")
+        tmux(socket, "send-keys", "-t", "job", "Up")
+        wait_for(lambda: re.search(r"^\s*n3 — ", screen(), re.M), "n3 selected again")
         tmux(socket, "send-keys", "-t", "job", "Enter")
         # n3's own app: its tree, with the dead rank a zombie
         wait_for(lambda: "1 Processes" in screen() and re.search(r"python3\s+Z\s", screen()), "n3's full app")

@@ -1,4 +1,5 @@
-"""The Nodes view of a job across nodes: a row per node, the node that differs first, the job's verdict.
+"""The Nodes view of a job across nodes: a row per node, the node that differs first, the job's verdict,
+and under the table the selected node as its own engine reads it.
 
 The fleet refreshes in a thread worker (every node in parallel, each with its deadline) and posts each
 JobMoment back; the UI thread only renders. Enter drills into that node's full app: this app exits with
@@ -15,12 +16,13 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from ..fleet import Fleet
-from ..model.job import JobMoment, NodeSummary
+from ..model.job import JobMoment, NodeEvidence, NodeSummary
 from ..model.text_format import clock
 from ..render.plain_text import visible
+from .key_hints import KeyHints
 from .workers import Cancelled, call_cancellable
 
 COLUMNS = ("node", "answers", "mode", "procs", "states", "GPUs", "log silent", "port", "top cause")
@@ -56,6 +58,37 @@ def node_cells(s: NodeSummary) -> tuple[Text, ...]:
     return tuple(Text(visible(c.plain), style=c.style) if isinstance(c, Text) else Text(visible(str(c))) for c in cells)
 
 
+DETAIL_HYPOTHESES = 3  # the selected node's first causes shown under the table
+DETAIL_ROWS = 2  # evidence rows shown for each
+
+
+def node_detail(s: NodeSummary, evidence: Optional[NodeEvidence]) -> Text:
+    """The selected node as its own engine reads it: how it answered, then its first causes with the rule
+    rows their scores sum (Enter opens the node's full app for everything else). Plain text throughout."""
+    out = Text()
+    out.append(visible(s.node), style="bold")
+    if not s.reachable:
+        out.append(f" — unreachable since {_clock(s.last_answer_at)}: {visible(s.reason or 'no answer')}", style="red")
+        if evidence is None or not evidence.hypotheses:
+            return out
+        out.append("\nits last answer's reading:")
+    else:
+        states = " ".join(f"{k}:{v}" for k, v in s.states.items())
+        out.append(f" — {s.mode or '?'}, {s.processes} processes" + (f" ({states})" if states else "")
+                   + f", answered {_clock(s.last_answer_at)}")
+    hypotheses = [h for h in (evidence.hypotheses if evidence is not None else ()) if h.status != "ruled out"]
+    if not hypotheses:
+        out.append("\nno reading yet")
+        return out
+    for i, h in enumerate(hypotheses[:DETAIL_HYPOTHESES], 1):
+        out.append(f"\n{i}. ", style="bold")
+        out.append(visible(h.title), style="bold" if i == 1 else "")
+        out.append(f" — {h.status} {h.score:.2f}", style="dim")
+        for row in h.evidence[:DETAIL_ROWS]:
+            out.append(f"\n   {row.weight:+.2f} {visible(row.text)}", style="green" if row.weight > 0 else "red")
+    return out
+
+
 class NodesApp(App[Optional[str]]):
     """The job's nodes; exits with the node to drill into, or None to quit."""
 
@@ -63,6 +96,7 @@ class NodesApp(App[Optional[str]]):
     CSS = """
     #verdict { height: auto; max-height: 6; padding: 0 1; background: $boost; }
     #nodes { height: 1fr; }
+    #node { height: auto; max-height: 12; padding: 0 1; border-top: solid $primary; }
     """
     BINDINGS = [
         Binding("enter", "drill", "open node"),
@@ -84,7 +118,8 @@ class NodesApp(App[Optional[str]]):
         yield Static(Text(f"connecting to {len(self.fleet.watches)} nodes…"), id="verdict")
         table: DataTable[Text] = DataTable(id="nodes", cursor_type="row", zebra_stripes=True)
         yield table
-        yield Footer()
+        yield Static(Text("the selected node: waiting for the first answers"), id="node")
+        yield KeyHints(id="keys")
 
     def on_mount(self) -> None:
         table = self.query_one("#nodes", DataTable)
@@ -92,6 +127,7 @@ class NodesApp(App[Optional[str]]):
         if self.moment is not None:
             self.show(self.moment)
         table.focus()
+        self.query_one(KeyHints).show_for(table)
         self.set_interval(self.interval, self.action_refresh_now)
         self.action_refresh_now()
 
@@ -135,6 +171,23 @@ class NodesApp(App[Optional[str]]):
             table.add_row(*node_cells(s), key=s.node)
         if selected in self.order:
             table.move_cursor(row=self.order.index(selected))
+        self.show_selected()
+
+    def show_selected(self) -> None:
+        """The detail under the table follows the cursor (and each refresh)."""
+        if self.moment is None or not self.order:
+            return
+        table = self.query_one("#nodes", DataTable)
+        row = min(max(table.cursor_row, 0), len(self.order) - 1)
+        name = self.order[row]
+        summary = next((n for n in self.moment.diagnosis.nodes if n.node == name), None)
+        if summary is None:
+            return
+        evidence = next((e for e in self.moment.evidence if e.node == name), None)
+        self.query_one("#node", Static).update(node_detail(summary, evidence))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.show_selected()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_drill()  # the table takes Enter itself and says so with this event
@@ -152,7 +205,8 @@ class NodesApp(App[Optional[str]]):
         self.exit(node)
 
     def action_help(self) -> None:
-        self.notify("Enter: open the node in the full app (q there comes back) · S: stacks of every node · "
+        self.notify("↑/↓: select a node (its reading shows under the table) · Enter: open it in the full app "
+                    "(q there comes back) · S: stacks of every node · "
                     "r: refresh · q: quit", timeout=8)
 
     async def action_quit(self) -> None:
