@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Optional, Protocol
+from typing import TYPE_CHECKING, Optional, Protocol
 
-from .diagnose.engine import DiagnosisEngine
 from .diagnose.stack_groups import compare_captures
 from .host.base import CollectOptions, Host, StackOptions
 from .model.mappings import FileMapping
@@ -21,6 +20,9 @@ from .model.moment import Moment
 from .model.snapshot import Snapshot, Target
 from .model.stacks import StackCapture
 from .model.unavailable import Unavailable
+
+if TYPE_CHECKING:  # the engine (its rules, vocabulary, lexicon: ~65 ms) is imported on the first tick,
+    from .diagnose.engine import DiagnosisEngine  # in the app's worker thread, not before the first frame
 
 
 class Recorder(Protocol):
@@ -109,7 +111,7 @@ class Incident:
         self.host_name = host.name
         self.target = target
         self.options = options
-        self.engine = engine if engine is not None else DiagnosisEngine()
+        self._engine = engine
         self.recorder = recorder
         self._timeline: tuple[Moment, ...] = ()
         self._changelog: tuple[str, ...] = ()
@@ -117,6 +119,15 @@ class Incident:
         self.max_timeline = max_timeline
         self._lock = threading.Lock()
         self.outage = ""  # why the last tick read nothing (the host is unreachable), "" when it read
+
+    @property
+    def engine(self) -> DiagnosisEngine:
+        """The engine, made on first use: the app's first frame is drawn before it is imported."""
+        if self._engine is None:
+            from .diagnose.engine import DiagnosisEngine
+
+            self._engine = DiagnosisEngine()
+        return self._engine
 
     @property
     def timeline(self) -> tuple[Moment, ...]:

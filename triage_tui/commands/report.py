@@ -17,11 +17,8 @@ from ..host.base import CollectOptions, Host, TargetError
 from ..incident import HostOutage, Incident, wants_auto_stacks
 from ..model.moment import Moment
 from ..model.snapshot import Snapshot
-from ..record.export import report_from_record
 from ..record.recorder import RecordError, recorder_from_args
-from ..render.markdown import render_report_markdown
 from ..render.plain_text import terminal_text, visible
-from ..render.report_json import render_report_json
 from . import fail, target_failure
 
 PSS_EXTRA_TICKS = 3  # at most this many extra ticks waiting for the off-thread PSS reads to land
@@ -132,8 +129,12 @@ def run_report(
                 recorder.close()
                 print(f"triage: {visible(recorder.message)}", file=sys.stderr)
         if args.format == "json":
+            from ..render.report_json import render_report_json  # the renderers, when a report is printed:
+
             print(terminal_text(render_report_json(last)), file=out)
         else:
+            from ..render.markdown import render_report_markdown  # the app imports this module for make_host
+
             print(terminal_text(render_report_markdown(incident.timeline, incident.changelog)), end="", file=out)
         return 0
     finally:
@@ -142,6 +143,8 @@ def run_report(
 
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "from_file", None):
+        from ..record.export import report_from_record
+
         try:
             print(terminal_text(report_from_record(args.from_file, args.format)), end="" if args.format == "md" else "\n")
         except RecordError as exc:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple, Optional
 
-from ..diagnose.wait_graph import deadlocks, hub
 from ..model.snapshot import Snapshot
 from ..model.unavailable import Unavailable
 from ..model.waits import Wait
@@ -75,6 +74,8 @@ def _peer_label(wait: Wait) -> str:
 def wait_lines(snapshot: Snapshot) -> list[WaitLine]:
     """One line per process of the tree that has a wait, in tree order; cycles first."""
     waits = snapshot.waits
+    from ..diagnose.wait_graph import deadlocks, hub  # with the engine's vocabulary: not before the app's first frame
+
     cycles = deadlocks(snapshot) if waits else []
     in_cycle = {pid for members in cycles for pid in members}
     center = hub(snapshot) if waits else None

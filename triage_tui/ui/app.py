@@ -130,7 +130,9 @@ class TriageApp(App[None]):
         self.render_all()
         if self.live:
             self.set_interval(self.interval, self.refresh_timer_fired)
-            self.request_tick()
+            # the first collection (and the engine's import) after the first frame is painted: the
+            # layout shows at once, the panes fill when the Moment arrives
+            self.call_after_refresh(self.request_tick)
 
     def pane(self, number: int) -> Pane:
         return self.query_one(f"#{PANE_IDS[number - 1]}", Pane)

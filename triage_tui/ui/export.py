@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model.moment import Moment
-from ..record.export import export_markdown
 
 
 class ExportError(OSError):
@@ -21,6 +20,8 @@ def export_report_somewhere(moments: Sequence[Moment], changelog: Sequence[str],
     """Write the report into the first of `directories` that takes it; return the path written.
     Blocking file I/O: call it from a thread worker.
     ExportError names every directory tried and why it refused (read-only, gone, full)."""
+    from ..record.export import export_markdown  # the report's renderers, on the first `e`, not at start
+
     reasons: list[str] = []
     for directory in directories:
         try:
