@@ -131,6 +131,19 @@ def test_epoll_loop_watching_a_socket() -> None:
         assert "socket:[" in got.object
 
 
+def test_an_eventfd_waits_on_the_other_process_holding_the_same_one() -> None:
+    """eventfds all read "anon_inode:[eventfd]": fdinfo's eventfd-id says which fds are the same one."""
+    with started(programs.EVENTFD) as info:
+        settle_in([info["child"]], ["read"])
+        got = waits_of([info["parent"], info["child"]])[info["child"]]
+        assert got.kind == "eventfd"
+        if "no eventfd-id" in got.detail:  # Linux < 5.15: said so, and no peer is guessed
+            assert got.peer_pids == (), got
+            return
+        assert got.peer_pids == (info["parent"],), got
+        assert f"fd {info['efd']}" in got.detail and f"fd {info['other']}" not in got.detail, got.detail
+
+
 def test_a_process_that_exits_mid_read_is_skipped() -> None:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()

@@ -43,6 +43,19 @@ print(json.dumps({"launcher": os.getpid(), "reader": reader, "writers": [w1, w2]
 os.waitpid(reader, 0)
 '''
 
+# A child blocks reading an eventfd it inherited; only its parent (asleep) holds the same eventfd.
+EVENTFD = r'''
+import json, os, time
+efd = os.eventfd(0)
+child = os.fork()
+if child == 0:
+    os.read(efd, 8)
+    os._exit(0)
+other = os.eventfd(0)  # another eventfd the parent holds: not the one the child waits on
+print(json.dumps({"parent": os.getpid(), "child": child, "efd": efd, "other": other}), flush=True)
+time.sleep(600)
+'''
+
 # A and B each read a pipe only the other holds the write end of: a two-process deadlock.
 PIPE_CYCLE = r'''
 import json, os, time

@@ -166,6 +166,24 @@ def _file(refresh: WaitReads, pid: int, fd: int, link: str) -> WaitTarget:
     return WaitTarget("file", link, (), f"{link}{at}{on}", path=link, fs_type=fs)
 
 
+def _eventfd(refresh: WaitReads, pid: int, fd: int) -> WaitTarget:
+    """An eventfd is written by whoever shares it: other processes of the tree holding the same one (by
+    fdinfo's eventfd-id), else a thread of this process."""
+    holders = refresh.eventfd_holders(pid, fd)
+    if holders is None:
+        return WaitTarget("eventfd", f"eventfd (fd {fd})",
+                          detail="eventfd: woken by whoever shares it (a thread, or a process it was passed to; "
+                                 "this kernel gives no eventfd-id to tell which)")
+    ident = refresh.eventfd_id(pid, fd)
+    others = [h for h in holders if h.pid != pid]
+    peers = tuple(sorted({h.pid for h in others}))
+    if others:
+        detail = f"eventfd {ident}: also {holders_text(refresh, others, '')[1:]}"
+    else:
+        detail = f"eventfd {ident}: held by this process only (one of its own threads would write it)"
+    return WaitTarget("eventfd", f"eventfd {ident} (fd {fd})", peers, detail)
+
+
 def resolve_fd(refresh: WaitReads, pid: int, fd: int, syscall: str) -> Optional[WaitTarget]:
     """What `fd` of `pid` is, as a wait; None when it closed meanwhile."""
     link = refresh.links(pid).get(fd)
@@ -182,8 +200,7 @@ def resolve_fd(refresh: WaitReads, pid: int, fd: int, syscall: str) -> Optional[
     if link.startswith("anon_inode:"):
         what = link[len("anon_inode:"):].strip("[]")
         if what == "eventfd":
-            return WaitTarget("eventfd", f"eventfd (fd {fd})",
-                             detail="eventfd: woken by whoever shares it (a thread, or a process it was passed to)")
+            return _eventfd(refresh, pid, fd)
         if what == "eventpoll":
             return WaitTarget("epoll", f"epoll (fd {fd})")
         if what == "timerfd":

@@ -20,6 +20,7 @@ from .proc_table import ProcTable, read_bytes, read_seq_text, read_text
 from .socket_table import SocketTable
 
 OUTSIDE_TTL_S = 10.0  # how long a scan of the processes outside the tree is reused
+EVENTFD_SCAN = 512  # eventfd fdinfo files read per refresh at most, to find who shares one
 
 
 class FdHolder(NamedTuple):
@@ -90,6 +91,7 @@ class WaitReads:
                 self.reusable[pid] = before.waits
                 self._kept[pid] = before
         self._sharers: dict[tuple[str, int], list[int]] = {}
+        self._eventfd_ids: dict[tuple[int, int], Optional[int]] = {}
 
     # -- fd tables
     def links(self, pid: int) -> dict[int, str]:
@@ -124,6 +126,39 @@ class WaitReads:
         for fd, target in self.links(pid).items():
             if target.startswith(("pipe:", "socket:")) or target.startswith("/"):
                 self._owners.setdefault(target, []).append(FdHolder(pid, fd))
+
+    def eventfd_id(self, pid: int, fd: int) -> Optional[int]:
+        """The kernel's id of the eventfd behind `fd` (fdinfo's `eventfd-id:`, Linux 5.15+); None if unknown."""
+        key = (pid, fd)
+        if key not in self._eventfd_ids:
+            found = None
+            for line in self.fdinfo(pid, fd).splitlines():
+                if line.startswith("eventfd-id:"):
+                    try:
+                        found = int(line.split()[1])
+                    except (IndexError, ValueError):
+                        pass
+                    break
+            self._eventfd_ids[key] = found
+        return self._eventfd_ids[key]
+
+    def eventfd_holders(self, pid: int, fd: int) -> Optional[list[FdHolder]]:
+        """Every fd of the tree open on the same eventfd as `fd` of `pid` (an eventfd shows only as
+        "anon_inode:[eventfd]": the id in fdinfo tells them apart); None when the kernel gives no id.
+        At most EVENTFD_SCAN fdinfo files are read per refresh."""
+        wanted = self.eventfd_id(pid, fd)
+        if wanted is None:
+            return None
+        out = []
+        for other in self.pids:
+            for other_fd, target in self.links(other).items():
+                if target != "anon_inode:[eventfd]":
+                    continue
+                if (other, other_fd) not in self._eventfd_ids and len(self._eventfd_ids) >= EVENTFD_SCAN:
+                    continue
+                if self.eventfd_id(other, other_fd) == wanted:
+                    out.append(FdHolder(other, other_fd))
+        return out
 
     def scan_outside(self) -> None:
         """Index the fd tables of every other process (what `ss -p` and `lsof` walk): once per refresh,
