@@ -226,3 +226,94 @@ def test_a_zombie_in_ps_ef_is_read_from_its_defunct_command() -> None:
     ids = [o.id for o in diag.observations]
     assert ids.count("zombie") == 1 and "all-alive" not in ids
     assert diag.hypotheses[0].id == "crashed-worker" and "healthy" not in _causes("ps_ef_defunct.txt")
+
+
+# ---- the sixth pass (#15): kinds of paste that read nothing at all. Fixtures: pyspy_top_spinning_thread.txt
+# (`py-spy top` 0.4.3 on a real process, one thread spinning and one blocked on a lock, its screen as copied),
+# proc_stack_futex.txt (`cat /proc/PID/stack` of a real thread blocked on a threading.Lock), and
+# vscode_call_stack_sem_wait.txt (a debugger front end's `module!function(args) (file:line)` call stack, as
+# posted in https://github.com/kc-ml2/jorldy/issues/28).
+def test_py_spy_top_reads_as_a_flat_profile_and_yields_a_cause() -> None:
+    from triage_tui.parse.pyspy_top import parse_pyspy_top
+
+    text = (FIX / "pyspy_top_spinning_thread.txt").read_text()
+    (proc,) = parse_pyspy_top(text)
+    assert [t.frames[0].function for t in proc.threads] == ["spin"]  # rows under 5 % own time are no thread
+    assert proc.threads[0].status == "active" and proc.threads[0].frames[0].file == "waiter.py"
+    parts = diagnose_text(text).parts
+    assert [p.kind for p in parts if p.used] == ["py-spy-top"]
+    ranked = [h.id for h in diagnose_text(text).diagnosis.hypotheses if h.score > 0]
+    assert ranked[:1] == ["busy-loop"]
+
+
+def test_a_pasted_proc_pid_stack_is_a_kernel_wait_of_that_pid() -> None:
+    from triage_tui.parse.kernel_stack import parse_kernel_stack
+
+    text = (FIX / "proc_stack_futex.txt").read_text()
+    (proc,) = parse_kernel_stack(text, "cat /proc/17060/stack")
+    assert proc.pid == 17060 and proc.threads[0].kernel_wchan == "futex_do_wait"
+    assert len(proc.threads[0].kernel_stack) == 7
+    result = diagnose_text(text)
+    assert [p.kind for p in result.parts if p.used] == ["kernel-stack"]
+    assert "PID 17060" in next(p.used_as for p in result.parts if p.used)
+    assert any(h.id == "deadlock" and h.score > 0 for h in result.diagnosis.hypotheses)
+
+
+def test_an_nfs_wait_is_named_by_the_frame_below_the_rpc_helper() -> None:
+    from triage_tui.diagnose.stack_groups import _classified
+    from triage_tui.parse.kernel_stack import parse_kernel_stack
+
+    text = ("[<ffffffffc05e2a35>] rpc_wait_bit_killable+0x25/0xb0 [sunrpc]\n"
+            "[<ffffffffc06a1c0e>] nfs4_do_close+0x2ee/0x3a0 [nfsv4]\n")
+    (proc,) = parse_kernel_stack(text)
+    assert _classified(proc.threads[0]).wait_kind == "file-io"
+
+
+def test_a_debugger_front_ends_module_bang_function_frames_are_a_stack() -> None:
+    from triage_tui.parse.gdb_text import parse_gdb
+
+    text = (FIX / "vscode_call_stack_sem_wait.txt").read_text()
+    (proc,) = parse_gdb(text)
+    frames = proc.threads[0].frames
+    assert [f.function for f in frames] == ["futex_abstimed_wait_cancelable", "do_futex_wait", "__new_sem_wait_slow"]
+    assert frames[0].module == "libpthread.so.0" and frames[1].line == 111 and frames[1].file.endswith("sem_waitcommon.c")
+    result = diagnose_text("Attaching GDB to the process after the hang\n" + text)
+    assert [p.kind for p in result.parts if p.used] == ["gdb"]
+    assert any(h.score > 0 for h in result.diagnosis.hypotheses)
+
+
+def test_no_space_in_a_container_with_dockers_default_shm_is_shm_exhausted() -> None:
+    # as posted in NVIDIA/Megatron-LM#878 (the line and the command line, verbatim)
+    text = ("OSError: [Errno 28] No space left on device\n\nyes, I run it in docker.\n"
+            "`docker run -it --name zhaomegatron -v /jfs/yuzhe.zhao:/home/zyz --gpus all nvcr.io/nvidia/pytorch:23.09-py3`\n")
+    ranked = [h.id for h in diagnose_text(text).diagnosis.hypotheses if h.score > 0]
+    assert ranked[:1] == ["shm-exhausted"]
+    # the same failure in a container given a bigger /dev/shm (or the host's): the disk, not shared memory
+    for flag in ("--shm-size=16g", "--ipc=host"):
+        other = text.replace("--gpus all", f"--gpus all {flag}")
+        assert "shm-exhausted" not in [h.id for h in diagnose_text(other).diagnosis.hypotheses if h.score > 0]
+    assert [s.id for s in scan_line("OSError: [Errno 28] No space left on device")] == ["log-no-space"]
+
+
+def test_mmap_weight_loading_and_major_faults_read_as_io_blocked() -> None:
+    # Ascend/sglang#408 and sgl-project/sglang#37806 (as posted)
+    for line in ("The process seems to get stuck while performing mmap lazy loading of the model weights.",
+                 "| major page faults | **369,655** | **38** |"):
+        assert "log-mmap-load" in [s.id for s in scan_line(line)], line
+        ranked = [h.id for h in diagnose_text(line).diagnosis.hypotheses if h.score > 0]
+        assert ranked[:1] == ["io-blocked"], (line, ranked)
+    assert not scan_line("we load the checkpoint with torch.load and it works")
+
+
+def test_a_result_call_that_hangs_is_a_result_nobody_completes() -> None:
+    line = "fs.result() hangs forever when the submitted function raises"
+    assert [s.id for s in scan_line(line)] == ["log-result-hangs"]
+    assert [h.id for h in diagnose_text(line).diagnosis.hypotheses if h.score > 0][:1] == ["event-never-fires"]
+    assert not [s for s in scan_line("fs.result() returned 42") if s.id == "log-result-hangs"]
+
+
+def test_a_bang_in_prose_is_no_debugger_frame() -> None:
+    from triage_tui.parse.pasted import split_paste
+
+    assert [p.kind for p in split_paste("Wow!great(really) it works\n")] == ["text"]
+    assert [p.kind for p in split_paste("python3.10!_PyEval_EvalFrameDefault(PyThreadState * tstate) (ceval.c:4181)\n")] == ["gdb"]

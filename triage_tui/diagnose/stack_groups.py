@@ -60,7 +60,16 @@ def _classified(thread: ThreadStack) -> ThreadStack:
         return thread
     if not thread.frames:
         kind = classify_kernel(thread.kernel_wchan, thread.kernel_state, thread.kernel_syscall)
-        return dataclasses.replace(thread, wait_kind=kind, wait_frame=thread.kernel_wchan or thread.kernel_syscall)
+        where = thread.kernel_wchan or thread.kernel_syscall
+        if kind == "unknown":
+            # a pasted /proc/PID/stack: the wait channel may be a helper (rpc_wait_bit_killable) whose caller
+            # names the wait (nfs4_...); the first frame, innermost first, that a kernel rule knows
+            for name in thread.kernel_stack:
+                by_frame = classify_kernel(name, thread.kernel_state)
+                if by_frame != "unknown":
+                    kind, where = by_frame, name
+                    break
+        return dataclasses.replace(thread, wait_kind=kind, wait_frame=where)
     kind, frame = classify_thread(thread.frames, thread.status)
     if kind == "unknown" and thread.kernel_state:
         # No frame says it (no source file to read, a C extension): the kernel still knows where it sleeps.

@@ -13,6 +13,10 @@
         (Python) File "/srv/train.py", line 17, in <module>
         (C) File "../sysdeps/nptl/futex-internal.h", line 57, in futex_wait (libc.so.6)
 
+    libpthread.so.0!futex_abstimed_wait_cancelable(int private, ...) (/build/glibc/futex-internal.h:205)
+                                                   <- a debugger front end's call stack (VS Code cppdbg
+                                                      "Copy Call Stack": module!function(args) (file:line))
+
 Frames come out innermost first, as py-spy's do. Lines are split by hand (find/rfind), never by a regex with two
 unbounded parts, so a 4 KiB line costs linear time.
 """
@@ -29,11 +33,33 @@ GDB_THREAD = re.compile(r"^Thread (\d{1,6}) \((?:Thread 0x[0-9a-fA-F]{1,16} )?\(
 GDB_FRAME = re.compile(r"^#\d{1,4}\s{1,4}(?:0x[0-9a-fA-F]{1,16} in )?[\w~:<>.@*&,\[\]$-]")
 PYSTACK_THREAD = re.compile(r"^Traceback for thread (\d{1,10}) \(([^()]{0,64})\)")
 PY_BT = "Traceback (most recent call first):"
+# `module!function(` where the module is a file name (libc.so.6, python3.10, _C.cpython-310-x86_64-linux-gnu.so)
+MODULE_FRAME = re.compile(r"^(?:lib[\w.+-]{0,118}|python[\w.]{0,20}|[\w.+-]{1,120}\.(?:so(?:\.[\d.]{1,12})?|dll|exe|dylib))"
+                          r"![\w~:<>$@.]{1,300}\(")
 _PY_FILE = re.compile(r'^\s{0,12}(?:\((?:Python|C)\) )?File "([^"]{0,500})", line (\d{1,9}), in (\S{1,300})')
+
+
+def _module_frame(line: str) -> Optional[Frame]:
+    """`libc.so.6!__futex_wait(int x) (/build/futex.c:57)`; the argument list may hold parentheses."""
+    body = line.strip()
+    if not MODULE_FRAME.match(body):
+        return None
+    bang = body.find("!")
+    paren = body.find("(", bang)
+    module, function = body[:bang], body[bang + 1:paren]
+    where, number = module, 0
+    if body.endswith(")"):
+        cut = body.rfind(" (")
+        if cut > paren:
+            path, _, num = body[cut + 2:-1].rpartition(":")
+            where, number = (path, int(num)) if num.isdecimal() else (body[cut + 2:-1], 0)
+    return Frame(function=function or "??", file=where, line=number, module=module, native=True)
 
 
 def _gdb_frame(line: str) -> Optional[Frame]:
     body = line.strip()
+    if MODULE_FRAME.match(body):
+        return _module_frame(line)
     if not body.startswith("#"):
         return None
     space = body.find(" ")
@@ -104,7 +130,7 @@ def parse_gdb(text: str) -> tuple[ProcessStacks, ...]:
             pybt = True
             continue
         if current is None:
-            if GDB_FRAME.match(stripped):  # a bare `bt` of one thread
+            if GDB_FRAME.match(stripped) or MODULE_FRAME.match(stripped):  # a bare `bt` of one thread
                 anonymous -= 1
                 start(anonymous, "bt", None)
             else:
@@ -125,7 +151,7 @@ def parse_gdb(text: str) -> tuple[ProcessStacks, ...]:
                         name="MainThread" if lwp == pid and real else threads[lwp]["name"])
             for lwp in members)))
     if not out:
-        raise ParseError("no gdb `Thread N (... LWP N)` block or `#0 ...` frame found")
+        raise ParseError("no gdb `Thread N (... LWP N)` block, `#0 ...` or `module!function(...)` frame found")
     return tuple(out)
 
 

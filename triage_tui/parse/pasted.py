@@ -30,7 +30,7 @@ from ..model.snapshot import (
 from ..model.stacks import ProcessStacks
 from .signal_lexicon import matches_any, scan_line
 from ..model.unavailable import Unavailable, is_known
-from . import curl_text, dmesg, faulthandler, free, gdb_text, log_text, nvidia_smi, proc_status, ps, pyspy_text
+from . import curl_text, dmesg, faulthandler, free, gdb_text, kernel_stack, log_text, nvidia_smi, proc_status, ps, pyspy_text, pyspy_top
 from . import system_text
 from .prose_figures import ProseFigure, figures_in
 from .torchrun_summary import failures
@@ -51,7 +51,7 @@ _CHAT = re.compile(r"^\[?\d{1,2}:\d\d(?::\d\d)?(?:\s?[AaPp][Mm])?\]?\s{1,4}(?:<[
 @dataclass(frozen=True)
 class PastePart:
     kind: str  # ps | free | proc-status | nvidia-smi | nvidia-smi-q | nvidia-smi-dmon | gpu-csv | vmstat | ss | py-spy
-    #            | py-spy-json | faulthandler | gdb | pystack
+    #            | py-spy-json | faulthandler | gdb | pystack | kernel-stack | py-spy-top
     #            | kernel | curl | traceback | log | text | command
     first_line: int  # 1-based, inclusive
     last_line: int
@@ -145,6 +145,12 @@ def _starts(lines: list[str], i: int) -> Optional[tuple[str, int]]:
         return "faulthandler", _run(lines, i, _faulthandler_like, blank_ok=True)
     if gdb_text.GDB_THREAD.match(s) or (gdb_text.GDB_FRAME.match(s) and s.startswith("#0 ")) or s == gdb_text.PY_BT:
         return "gdb", _run(lines, i, _gdb_like, blank_ok=True)
+    if pyspy_top.is_start(s):
+        return "py-spy-top", _run(lines, i, pyspy_top.is_line, blank_ok=True)
+    if kernel_stack.LINE.match(s):
+        return "kernel-stack", _run(lines, i, lambda t: bool(kernel_stack.LINE.match(t.strip())))
+    if gdb_text.MODULE_FRAME.match(s):
+        return "gdb", _run(lines, i, lambda t: bool(gdb_text.MODULE_FRAME.match(t.strip())))
     if gdb_text.PYSTACK_THREAD.match(s):
         return "pystack", _run(lines, i, lambda t: t.startswith((" ", "\t")) or bool(gdb_text.PYSTACK_THREAD.match(t.strip())),
                                blank_ok=True)
@@ -324,6 +330,7 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
     vmstat: Optional[system_text.VmstatFigures] = None
     connects: list[str] = []
     unit = 1024
+    command = ""  # the last shell command line pasted: `cat /proc/PID/stack` names the stack's PID
     done: list[PastePart] = []
     for part in parts:
         used_as, note = "", ""
@@ -333,6 +340,7 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
                 if part.text.split()[0] == "free" and flags:
                     unit = free.UNIT_FLAGS[flags[-1]]
                 note = "a shell command line (context only)"
+                command = part.text
             elif part.kind == "ps":
                 table = ps.parse_ps(part.text)
                 for p in table.processes:
@@ -372,6 +380,17 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
                 found = fn(part.text)
                 stacks.extend(found)
                 used_as = f"stacks of {len(found)} process(es), {sum(len(p.threads) for p in found)} threads ({part.kind})"
+            elif part.kind == "py-spy-top":
+                found = pyspy_top.parse_pyspy_top(part.text)
+                top = found[0].threads
+                used_as = (f"py-spy top: {len(top)} function(s) with own time (a flat profile, not stacks), "
+                           f"first {top[0].frames[0].function}")
+                stacks.extend(found)
+            elif part.kind == "kernel-stack":
+                found = kernel_stack.parse_kernel_stack(part.text, command)
+                stacks.extend(found)
+                who = f"PID {found[0].pid}" if found[0].pid else "a thread"
+                used_as = f"the kernel stack of {who} (/proc/PID/stack), waiting in {found[0].threads[0].kernel_wchan}"
             elif part.kind == "kernel":
                 found_events = dmesg.parse_kernel_lines(part.text)
                 events.extend(found_events)
