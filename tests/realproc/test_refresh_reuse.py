@@ -24,6 +24,7 @@ from triage_tui.collect.proc_table import read_proc_table
 from triage_tui.collect.processes import ProcessCollector, read_run_count
 from triage_tui.host.base import CollectOptions
 from triage_tui.model.snapshot import ProcessInfo
+from triage_tui.model.unavailable import is_known
 from triage_tui.parse.procfs import parse_stat
 
 SLEEPER = r'''
@@ -337,5 +338,37 @@ def test_memory_sums_and_pss_fields_are_worked_out_again_only_when_a_row_or_figu
         fields = collector._smaps_fields()[me]
         assert collector._smaps_fields()[me] is fields  # the figure was not read again
         assert fields["pss_read_at"] == collector.smaps.figures()[me].read_at
+    finally:
+        collector.close()
+
+
+def test_quiet_ticks_share_one_row_tuple_and_index_and_a_woken_process_gets_a_new_one(sleeper: Sleeper) -> None:
+    """A long watch of a quiet tree keeps one tuple of rows and one index by PID for all its snapshots
+    (#18: memory bounded by what changed, not by the length of the watch); a process that ran is not
+    served from the shared index."""
+    from triage_tui.collect.snapshot import SnapshotCollector
+    from triage_tui.collect.targets import resolve_targets
+
+    pid = sleeper.proc.pid
+    target = resolve_targets([str(pid)])
+    collector = SnapshotCollector()
+    try:
+        snapshots = []
+        for _ in range(8):
+            snapshot = collector.collect(target)
+            assert snapshot.process(pid) is not None  # builds (or shares) the index
+            snapshots.append(snapshot)
+            collector.smaps.wait_idle(30)  # PSS arriving is a change; once read, the tree is quiet
+        quiet = snapshots[-3:]
+        assert len({id(s.processes) for s in quiet}) == 1, "a quiet tree's snapshots each hold their own rows"
+        assert len({id(s._rows_by_pid) for s in quiet}) == 1, "a quiet tree's snapshots each hold their own index"
+        before = quiet[-1].process(pid)
+        assert before is not None and is_known(before.rss_bytes)
+        sleeper.grow()  # 16 MiB more, written
+        woken = collector.collect(target)
+        assert woken.processes is not quiet[-1].processes
+        row = woken.process(pid)
+        assert row is not None and row is not before and is_known(row.rss_bytes)
+        assert row.rss_bytes > before.rss_bytes  # the new figure, not the shared index's old row
     finally:
         collector.close()

@@ -315,6 +315,12 @@ class Snapshot:
         looks for them in every snapshot of its history every tick)."""
         return tuple(p for p in self.processes if p.exited)
 
+    def share_index(self, previous: Snapshot) -> None:
+        """Take `previous`'s index of rows by PID when this snapshot holds the same tuple of rows (a quiet
+        tree, handed on by the collector): one index for a long watch's snapshots, not one each."""
+        if self.processes is previous.processes and "_rows_by_pid" in previous.__dict__:
+            self.__dict__["_rows_by_pid"] = previous.__dict__["_rows_by_pid"]
+
     @cached_property
     def _rows_by_pid(self) -> dict[int, ProcessInfo]:
         # Built once per snapshot: the engine looks rows up by PID for every process of every
