@@ -390,8 +390,110 @@ def _slow_chunk(i: int) -> float:
     return sum(x * x for x in range(20000 + i)) / 1e9
 
 
+# ------------------------------------------------------------------ servers whose clients are served quietly
+def frame_server(logdir: str) -> None:
+    """A length-prefixed binary RPC service (socketserver, the framing of Thrift's framed transport or a
+    model router's sidecar): no log per request, little CPU. It does not speak HTTP: a `GET /health` reads as
+    a frame length of ~1.2 GB, which it refuses by closing the connection without a reply."""
+    import socketserver
+    import struct
+
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            sock = self.request
+            while True:
+                head = _read_exactly(sock, 4)
+                if head is None:
+                    return
+                (size,) = struct.unpack(">I", head)
+                if size > 1 << 20:
+                    return  # not one of ours: drop it
+                body = _read_exactly(sock, size)
+                if body is None:
+                    return
+                reply = body[::-1] * 8
+                sock.sendall(struct.pack(">I", len(reply)) + reply)
+
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    with open(os.path.join(logdir, "service.log"), "a") as log:
+        log.write(f"frame service listening on 127.0.0.1:{server.server_address[1]}\n")
+    with open(os.path.join(logdir, "port"), "w") as fh:
+        fh.write(str(server.server_address[1]))
+    mark("serving")
+    server.serve_forever()
+
+
+def _read_exactly(sock: socket.socket, size: int):
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def frame_client(port: str) -> None:
+    """The service's one client: a request every 0.25 s over one persistent connection (outside the tree)."""
+    import struct
+
+    with socket.create_connection(("127.0.0.1", int(port))) as sock:
+        marked = False
+        while True:
+            body = os.urandom(64)
+            sock.sendall(struct.pack(">I", len(body)) + body)
+            head = _read_exactly(sock, 4)
+            assert head is not None
+            assert _read_exactly(sock, struct.unpack(">I", head)[0]) is not None
+            if not marked:
+                mark("client")
+                marked = True
+            time.sleep(0.25)
+
+
+def quiet_http(logdir: str) -> None:
+    """http.server (HTTP/1.1 keep-alive) with its per-request log line switched off, as behind a proxy."""
+    import http.server
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            body = b'{"items": [1, 2, 3]}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with open(os.path.join(logdir, "port"), "w") as fh:
+        fh.write(str(server.server_address[1]))
+    mark("serving")
+    server.serve_forever()
+
+
+def http_client(port: str) -> None:
+    """A client at 4 requests/s on one keep-alive connection (http.client)."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=10)
+    marked = False
+    while True:
+        conn.request("GET", "/items")
+        conn.getresponse().read()
+        if not marked:
+            mark("client")
+            marked = True
+        time.sleep(0.25)
+
+
 if __name__ == "__main__":
     name, *args = sys.argv[1:]
     {"launch": launch, "rank": rank, "dataloader": dataloader, "uvicorn": uvicorn_server, "tqdm": tqdm_loader,
      "loaded_job": loaded_job, "pool": pool_lost_task, "fork_lock": fork_lock, "executor_segfault": executor_segfault,
-     "executor_recycling": executor_recycling}[name](*args)
+     "executor_recycling": executor_recycling, "frame_server": frame_server, "frame_client": frame_client,
+     "quiet_http": quiet_http, "http_client": http_client}[name](*args)

@@ -201,6 +201,18 @@ def _loaded_job(job: Job) -> None:
     job.wait_marks(2, "barrier")
 
 
+def _served(server: str, client: str | None) -> Callable[[Job], None]:
+    """A server (the target) and, when `client` is given, a client of it started as a process of its own
+    (outside the tree, as a real client is)."""
+    def start(job: Job) -> None:
+        job.target = job.spawn(REAL, server, str(job.workdir)).pid
+        job.wait_marks(1, "serving")
+        if client is not None:
+            job.spawn(REAL, client, (job.workdir / "port").read_text())
+            job.wait_marks(1, "client")
+    return start
+
+
 def _simple(name: str, marks: tuple[tuple[int, str], ...]) -> Callable[[Job], None]:
     def start(job: Job) -> None:
         job.target = job.spawn(REAL, name, str(job.workdir)).pid
@@ -317,6 +329,11 @@ CASES: tuple[Case, ...] = (
          _simple("executor_segfault", ((1, "broken"),))),
     Case("executor-recycling-healthy", "healthy", HEALTHY_NOT + ("wait-for-missing-rank",), "seen",
          _simple("executor_recycling", ((1, "scoring"),))),
+    # fresh: added with the served-bytes rule (#13 request rate as progress), written before they were run
+    Case("frame-service-serving-client", "healthy", HEALTHY_NOT + ("wait-for-missing-rank",), "fresh",
+         _served("frame_server", "frame_client"), libs=False),
+    Case("quiet-http-server-with-client", "healthy", HEALTHY_NOT + ("wait-for-missing-rank",), "fresh",
+         _served("quiet_http", "http_client"), libs=False),
 )
 
 
