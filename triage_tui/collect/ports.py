@@ -15,11 +15,12 @@ import socket
 from collections.abc import Iterable, Sequence
 from typing import Optional
 
-from ..model.snapshot import ListeningSocket, PortProbe, PortReport
+from ..model.snapshot import ListeningSocket, PortProbe, PortReport, ServedTraffic
 from ..model.unavailable import Unavailable, unavailable_from_error
 from ..parse.procfs import TCP_LISTEN, TcpSocket, parse_net_tcp
 from .announced_ports import MAX_NAMED, NamedPort
 from .proc_table import read_seq_text
+from .served_traffic import ServedTrafficReader, endpoint_text
 from .sock_diag import listening_tcp_netlink
 
 PROBE_TIMEOUT_S = 0.5
@@ -78,7 +79,29 @@ def pids_holding_inodes(inodes: set[int], pids: Iterable[int], proc: str = "/pro
     return holders
 
 
-def probe_port(port: int, address: str, timeout_s: float = PROBE_TIMEOUT_S) -> PortProbe:
+def _note_endpoint(sock: socket.socket, probed: Optional[list[str]]) -> None:
+    """Hand the probe's own local endpoint to `probed`: its connection is triage's, not a client's."""
+    if probed is not None:
+        try:
+            probed.append(endpoint_text(sock.getsockname()))
+        except OSError:
+            pass  # not bound: nothing of it reached the server
+
+
+def _bind_to_note(sock: socket.socket, address: str, probed: Optional[list[str]]) -> None:
+    """Bind the probe to the address it connects to (a local one: loopback or this host's own), so that its
+    endpoint is known before the connect and the server's end of it can be told from a client's."""
+    if probed is None:
+        return
+    try:
+        sock.bind((address, 0))
+    except OSError:
+        return  # not an address of this host: the kernel picks; nothing to tell apart here
+    _note_endpoint(sock, probed)
+
+
+def probe_port(port: int, address: str, timeout_s: float = PROBE_TIMEOUT_S,
+               probed: Optional[list[str]] = None) -> PortProbe:
     """Connect once and close: what `curl` would have met at the TCP level."""
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
     try:
@@ -87,6 +110,7 @@ def probe_port(port: int, address: str, timeout_s: float = PROBE_TIMEOUT_S) -> P
         return PortProbe(port, address, "error", f"no {'IPv6' if family == socket.AF_INET6 else 'IPv4'} socket: {exc}")
     sock.settimeout(timeout_s)
     try:
+        _bind_to_note(sock, address, probed)
         sock.connect((address, port))
         return PortProbe(port, address, "accepted")
     except ConnectionRefusedError:
@@ -100,7 +124,7 @@ def probe_port(port: int, address: str, timeout_s: float = PROBE_TIMEOUT_S) -> P
 
 
 def probe_http(port: int, address: str, timeout_s: float = PROBE_TIMEOUT_S,
-               answer_s: float = ANSWER_TIMEOUT_S) -> PortProbe:
+               answer_s: float = ANSWER_TIMEOUT_S, probed: Optional[list[str]] = None) -> PortProbe:
     """Connect, send `GET /health` as a client would, wait for the first bytes of a reply.
 
     answered: any reply (the status line is in the detail; a 404 still answers); no answer: the connection
@@ -112,6 +136,7 @@ def probe_http(port: int, address: str, timeout_s: float = PROBE_TIMEOUT_S,
         return PortProbe(port, address, "error", f"no {'IPv6' if family == socket.AF_INET6 else 'IPv4'} socket: {exc}")
     sock.settimeout(timeout_s)
     try:
+        _bind_to_note(sock, address, probed)
         sock.connect((address, port))
     except ConnectionRefusedError:
         sock.close()
@@ -153,6 +178,7 @@ class PortCollector:
         self._proc = proc
         self._key: frozenset[int] = frozenset()
         self._by_pid: dict[int, Optional[tuple[int, ...]]] = {}  # None: permission denied
+        self.served = ServedTrafficReader() if proc == "/proc" else None  # netlink reads our namespace only
 
     def collect(self, pids: Sequence[int], port: Optional[int] = None, named: Sequence[NamedPort] = (),
                 ranks: frozenset[int] = frozenset()) -> PortReport:
@@ -174,7 +200,7 @@ class PortCollector:
                 self._by_pid[pid] = _DENIED
             except OSError:
                 continue  # exited: not cached, so a reused PID is read afresh
-        return _report(sockets, [(pid, self._by_pid.get(pid, ())) for pid in pids], port, named, ranks)
+        return _report(sockets, [(pid, self._by_pid.get(pid, ())) for pid in pids], port, named, ranks, self.served)
 
 
 def collect_ports(pids: Sequence[int], port: Optional[int] = None, proc: str = "/proc") -> PortReport:
@@ -216,7 +242,8 @@ def _addresses(port: int, listening: Sequence[ListeningSocket]) -> list[str]:
 
 
 def _report(sockets: list[TcpSocket], held: list[tuple[int, Optional[tuple[int, ...]]]],
-            port: Optional[int], named: Sequence[NamedPort] = (), ranks: frozenset[int] = frozenset()) -> PortReport:
+            port: Optional[int], named: Sequence[NamedPort] = (), ranks: frozenset[int] = frozenset(),
+            reader: Optional[ServedTrafficReader] = None) -> PortReport:
     error: Optional[Unavailable] = None
     listening: list[ListeningSocket] = []
     by_inode = {s.inode: s for s in sockets}
@@ -230,17 +257,31 @@ def _report(sockets: list[TcpSocket], held: list[tuple[int, Optional[tuple[int, 
             listening.append(ListeningSocket(pid=pid, address=s.address, port=s.port, family=s.family))
     if denied:
         error = unavailable_from_error(PermissionError(), f"sockets of {denied} process(es)")
+    # the bytes the served ports moved are read before this refresh's probes (whose connections are excluded)
+    served: tuple[ServedTraffic, ...] = ()
+    served_error: Optional[Unavailable] = None
+    if reader is not None:
+        stores = {n.port for n in named if n.role != "http"}
+        try:
+            served = reader.read(s.port for s in listening if s.pid not in ranks and s.port not in stores)
+        except OSError as exc:
+            served_error = unavailable_from_error(exc, "connection byte counters (sock_diag)")
+    probed: Optional[list[str]] = [] if reader is not None else None
     probes: list[PortProbe] = []
     for wanted in _probe_plan(port, named, listening, ranks):
         anyone = [s for s in sockets if s.port == wanted.port]
         addresses = _addresses(wanted.port, [ListeningSocket(pid=0, address=s.address, port=s.port, family=s.family)
                                              for s in anyone])
         for address in addresses:
-            probe = probe_http(wanted.port, address) if wanted.role == "http" and anyone else \
-                probe_port(wanted.port, address)
+            probe = probe_http(wanted.port, address, probed=probed) if wanted.role == "http" and anyone else \
+                probe_port(wanted.port, address, probed=probed)
             if probe.result not in ("accepted", "answered", "no answer") and not anyone:
                 probe = PortProbe(probe.port, probe.address, probe.result,
                                   (probe.detail + "; " if probe.detail else "") + "no socket listens on this port")
             probes.append(dataclasses.replace(probe, origin=wanted.origin + ("" if wanted.role == "http" else
                                                                              " (a rendezvous store: connect only)")))
-    return PortReport(listening=tuple(listening), probes=tuple(probes), error=error)
+    for endpoint in probed or ():
+        assert reader is not None
+        reader.exclude(endpoint)
+    return PortReport(listening=tuple(listening), probes=tuple(probes), error=error, served=served,
+                      served_error=served_error)

@@ -19,7 +19,13 @@ from ..model.unavailable import is_known
 from .figures import fmt_bytes, fmt_s, quote
 from .log_signals import classify_last_line, progress_percent, scan_log_lines, step_counter
 from .roles import COMPILERS, helper_role, is_compiler_name, replacements
-from .resource_observations import gpu_observations, kernel_observations, memory_observations, port_observations
+from .resource_observations import (
+    gpu_observations,
+    kernel_observations,
+    memory_observations,
+    port_observations,
+    served_observations,
+)
 from .thresholds import Thresholds
 from .vocabulary import register
 
@@ -490,7 +496,7 @@ def observe_snapshots(history: Sequence[Snapshot], th: Thresholds = Thresholds()
     if not history:
         return []
     out = (process_observations(history, th, idle_of) + log_observations(history, th) + port_observations(history)
-           + gpu_observations(history, th) + memory_observations(history, th) + kernel_observations(history))
+           + served_observations(history) + gpu_observations(history, th) + memory_observations(history, th) + kernel_observations(history))
     out = _idle_means_nothing_advances(out, history[-1])
     return out + _joined(out, history[-1].taken_at) + _progress_seen(out, history, th) + _not_judged(history, th)
 
@@ -511,6 +517,8 @@ def _idle_means_nothing_advances(observations: list[Observation], now: Snapshot)
     idle = next((o for o in observations if o.id == "all-idle"), None)
     if idle is None:
         return observations
+    if any(o.id == "requests-served" for o in observations):  # a server answering requests at low CPU
+        return [o for o in observations if o is not idle]
     span = idle.figures.get("idle_s", 0.0)
     for tail in now.logs:
         wrote = tail.seconds_since_last_byte
@@ -526,6 +534,10 @@ def _progress_seen(observations: Sequence[Observation], history: Sequence[Snapsh
     if len(history) < 2:
         return []
     ids = {o.id for o in observations}
+    served = next((o for o in observations if o.id == "requests-served"), None)
+    if served is not None:  # clients were answered: work done, however little CPU it took
+        return [_obs("progress-seen", f"progress during the {fmt_s(history[-1].taken_at - history[0].taken_at)} "
+                     f"watch: {served.text}", "ports", history[-1].taken_at)]
     advancing = [o for o in observations if o.id in ("log-active", "log-progress", "log-steps-advancing", "io-reading")]
     if not advancing or "all-idle" in ids:
         return []

@@ -63,6 +63,40 @@ def port_observations(history: Sequence[Snapshot]) -> list[Observation]:
     return out
 
 
+def served_observations(history: Sequence[Snapshot]) -> list[Observation]:
+    """A port the tree serves whose clients were sent bytes (or whose connections it closed after serving them)
+    during the watch: a server answering requests is progressing, whatever its log and CPU say. Summed over
+    the looks after the first (each look counts what moved since the one before; triage's probe left out)."""
+    if len(history) < 2:
+        return []
+    sent: dict[int, int] = {}
+    closed: dict[int, int] = {}
+    conns: dict[int, int] = {}
+    excluded: dict[int, int] = {}
+    for snap in history[1:]:
+        for t in snap.ports.served:
+            if t.baseline:
+                continue
+            sent[t.port] = sent.get(t.port, 0) + t.bytes_sent
+            closed[t.port] = closed.get(t.port, 0) + t.closed
+            conns[t.port] = max(conns.get(t.port, 0), t.connections)
+            excluded[t.port] = excluded.get(t.port, 0) + t.probes_excluded
+    span = history[-1].taken_at - history[0].taken_at
+    out: list[Observation] = []
+    for port in sorted(sent):
+        if sent[port] <= 0 and closed[port] <= 0:
+            continue
+        parts = []
+        if sent[port] > 0:
+            parts.append(f"{fmt_bytes(sent[port])} sent to clients (up to {conns[port]} open connection(s))")
+        if closed[port] > 0:
+            parts.append(f"{closed[port]} connection(s) closed by the server after serving them")
+        out.append(_obs("requests-served", f"port {port} served its clients during the {fmt_s(span)} watch: "
+                        + ", ".join(parts) + " — tcp_info byte counters, triage's own probe connections left out",
+                        "ports", history[-1].taken_at, port=port, bytes_sent=sent[port], closed=closed[port]))
+    return out
+
+
 def gpu_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Observation]:
     now = history[-1]
     out: list[Observation] = []

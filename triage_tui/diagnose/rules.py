@@ -157,6 +157,7 @@ ROWS: tuple[Row, ...] = (
     Row("wait-for-missing-rank", "port-answering", -0.4),
     Row("wait-for-missing-rank", "log-progress", -0.3),
     Row("wait-for-missing-rank", "log-steps-advancing", -0.3, "the log's step counter rises: the loop moves"),
+    Row("wait-for-missing-rank", "requests-served", -0.3, "its clients are being answered: nothing waits"),
     Row("wait-for-missing-rank", "worker-exited | log-worker-exited", -0.2, "the missing rank is dead, not late"),
     Row("wait-for-missing-rank", "zombie", -0.2),
     Row("wait-for-missing-rank", "worker-replaced | segfault-unseen | oom-kill-unseen", -0.2,
@@ -175,6 +176,7 @@ ROWS: tuple[Row, ...] = (
     Row("collective-hang", "stacks-lock-wait", -0.2),
     Row("collective-hang", "port-answering", -0.4),
     Row("collective-hang", "log-steps-advancing", -0.3, "the log's step counter rises: the loop moves"),
+    Row("collective-hang", "requests-served", -0.3, "its clients are being answered: nothing waits"),
     # collective-mismatch
     Row("collective-mismatch", "stacks-different-collectives", 0.7),
     Row("collective-mismatch", "log-nccl-timeout", 0.1),
@@ -198,6 +200,7 @@ ROWS: tuple[Row, ...] = (
     Row("deadlock", "port-answering", -0.2),
     Row("deadlock", "log-active", -0.2),
     Row("deadlock", "log-steps-advancing", -0.3, "the log's step counter rises: the loop moves"),
+    Row("deadlock", "requests-served", -0.3, "its clients are being answered: the request path is not locked"),
     Row("deadlock", "stacks-same-collective", -0.2),
     # a death explains the waits of the rest (they wait for what the dead one took with it), unless threads
     # really sit on locks
@@ -251,6 +254,7 @@ ROWS: tuple[Row, ...] = (
     Row("still-loading", "log-silent-after-load | log-ends-after-load", -0.3),
     Row("still-loading", "log-silent", -0.1),
     Row("still-loading", "port-answering", -0.3),
+    Row("still-loading", "requests-served", -0.3, "it already serves clients"),
     # compiling
     Row("compiling", "compiler-running", 0.6),
     Row("compiling", "stacks-compile", 0.5),
@@ -279,6 +283,7 @@ ROWS: tuple[Row, ...] = (
     Row("network-wait", "log-silent-after-load", -0.2, "weights loaded: rendezvous was passed"),
     Row("network-wait", "gpu-loaded-idle", -0.1),
     Row("network-wait", "stacks-same-collective", -0.3),
+    Row("network-wait", "requests-served", -0.2, "its clients are being answered"),
     # stopped
     Row("stopped", "stopped-process", 0.95),
     # busy-loop
@@ -297,6 +302,7 @@ ROWS: tuple[Row, ...] = (
     Row("busy-loop", "log-steps-advancing", -0.3, "the log's step counter rises: the loop moves"),
     Row("busy-loop", "io-reading", -0.2),
     Row("busy-loop", "port-answering", -0.2),
+    Row("busy-loop", "requests-served", -0.2, "the CPU goes to answering clients"),
     Row("busy-loop", "gpu-computing", -0.2),
     Row("busy-loop", "gpu-spin", -0.3),
     Row("busy-loop", "log-active", -0.15),
@@ -307,8 +313,12 @@ ROWS: tuple[Row, ...] = (
     Row("healthy", "port-answering", 0.45, "a client's request is answered"),
     Row("healthy", "port-accepting", 0.15),
     Row("healthy", "progress-seen", 0.35),
+    Row("healthy", "requests-served", 0.25, "real clients were sent replies during the watch"),
     Row("healthy", "log-active", 0.15),
-    Row("healthy", "port-not-answering", -0.6, "the kernel accepts, the server never replies"),
+    Row("healthy", "port-not-answering & !requests-served", -0.6, "the kernel accepts, the server never replies"),
+    # a probe's GET unanswered while the kernel counts replies to real clients: the port does not speak HTTP
+    # (or /health is not its path), not a server that answers nobody
+    Row("healthy", "port-not-answering & requests-served", -0.1, "triage's probe got no reply, its clients do"),
     Row("healthy", "all-idle & !port-answering", -0.2, "nothing advances"),
     Row("healthy", "all-alive", 0.1),
     Row("healthy", "gpu-computing", 0.1),
@@ -430,7 +440,7 @@ RULE_OUTS: tuple[RuleOut, ...] = (
     RuleOut("stopped", "none-stopped", "nothing is stopped"),
     RuleOut("healthy", "port-refused & !port-accepting", "not healthy: the port does not answer"),
     RuleOut("healthy", "target-gone", "not healthy: every process of the target has exited"),
-    RuleOut("healthy", "port-not-answering & !port-answering", "not healthy: connections are accepted, requests never "
+    RuleOut("healthy", "port-not-answering & !port-answering & !requests-served", "not healthy: connections are accepted, requests never "
             "answered"),
     RuleOut("busy-loop", "all-idle", "no busy loop: nothing uses CPU"),
 )

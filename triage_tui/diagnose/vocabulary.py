@@ -54,7 +54,8 @@ _ALL: tuple[ObservationKind, ...] = (
                                  "retiring and replacing its workers"),
             ("kernel-odd-rank", "one peer sleeps elsewhere in the kernel's view (state, wait channel), before any stacks"),
             ("first-look", "CPU time against age, state and wait channel, a log's last write: one look, no watching"),
-            ("progress-seen", "during the watch the tree's CPU grew and its log or reads advanced, or its log's step counter rose"),
+            ("progress-seen", "during the watch the tree's CPU grew and its log or reads advanced, its log's step counter rose, "
+                             "or a port it serves sent its clients bytes"),
             ("not-judged-yet", "the watch is shorter than idle needs: what cannot be judged yet")),
     *_kinds("logs",
             ("log-silent", "no byte written to a followed log for silent_after_s"),
@@ -96,7 +97,9 @@ _ALL: tuple[ObservationKind, ...] = (
             ("port-answering", "the probed port answered a request (GET /health) as a client would see it"),
             ("port-not-answering", "the port accepts connections but never answers a request"),
             ("store-accepting", "a rendezvous store's port accepts connections (connect only)"),
-            ("store-refused", "a rendezvous store's port refuses connections")),
+            ("store-refused", "a rendezvous store's port refuses connections"),
+            ("requests-served", "a port the tree serves moved bytes to its clients during the watch (tcp_info byte "
+                                "counters, or connections it closed after serving; triage's own probe excluded)")),
     *_kinds("gpus",
             ("gpu-loaded-idle", "GPUs hold memory at 0 % utilisation"),
             ("gpu-computing", "GPUs compute at normal power"),

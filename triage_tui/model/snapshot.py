@@ -199,10 +199,26 @@ class PortProbe:
 
 
 @dataclass(frozen=True)
+class ServedTraffic:
+    """What the connections on one port the tree serves moved since the previous look (tcp_info's byte
+    counters, triage's own probe connections left out). The first look is a baseline: nothing is counted."""
+
+    port: int
+    connections: int = 0  # open client connections now
+    bytes_sent: int = 0  # acknowledged by the clients since the last look
+    bytes_received: int = 0
+    closed: int = 0  # connections the server closed (TIME_WAIT) since the last look
+    probes_excluded: int = 0  # connections of triage's own probe, not counted
+    baseline: bool = False
+
+
+@dataclass(frozen=True)
 class PortReport:
     listening: tuple[ListeningSocket, ...] = ()  # sockets the tree listens on
     probes: tuple[PortProbe, ...] = ()  # for a :PORT target or --port
     error: Optional[Unavailable] = None
+    served: tuple[ServedTraffic, ...] = ()  # per served port (not a rank's, not a rendezvous store's)
+    served_error: Optional[Unavailable] = None  # why the byte counters could not be read
 
 
 # ---------------------------------------------------------------- gpus
