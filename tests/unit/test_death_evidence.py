@@ -24,6 +24,7 @@ from triage_tui.model.snapshot import (
     ProcessInfo,
     Snapshot,
 )
+from triage_tui.model.unavailable import Unavailable
 from triage_tui.parse.dmesg import parse_kernel_line
 
 TH = Thresholds(idle_after_s=4.0, silent_after_s=10.0)
@@ -64,6 +65,25 @@ def test_no_replacement_without_a_burst_of_originals() -> None:
     assert not replacements(_pool(base, base, base + 40.0, base + 40.0))  # half came late: a second pool, not a death
     other = [*_pool(base, base), proc(150, 100, name="python3", cmdline=("python3", "writer.py"), start_time=base + 60)]
     assert not replacements(other)  # another role
+
+
+def test_a_late_launch_under_a_parent_that_reaped_nothing_is_no_replacement() -> None:
+    """A loaded node delays one Popen of a launch loop: the parent's cutime + cstime (the CPU of the children
+    it reaped) is 0, so no exec'd child of it has ended — the late one is late, not a replacement. A forked
+    worker (the parent's own command line) can die without a CPU tick: there the start times decide alone."""
+    base = T0 - 600.0
+    launcher = proc(100, 1, name="python3", cmdline=("python3", "launch.py"), start_time=base - 1,
+                    reaped_children_cpu_s=0.0)
+    workers = [proc(101 + i, 100, name="python3", cmdline=("python3", "worker.py", "--rank", str(i)),
+                    start_time=s) for i, s in enumerate((base, base, base + 0.01, base + 0.12))]
+    assert not replacements([launcher, *workers])
+    reaped = dataclasses.replace(launcher, reaped_children_cpu_s=0.04)
+    assert [r.pid for r in replacements([reaped, *workers])] == [104]
+    unknown = dataclasses.replace(launcher, reaped_children_cpu_s=Unavailable("not read"))
+    assert [r.pid for r in replacements([unknown, *workers])] == [104]
+    forked = _pool(base, base, base + 0.01, base + 0.12)
+    forked[0] = dataclasses.replace(forked[0], reaped_children_cpu_s=0.0)
+    assert [r.pid for r in replacements(forked)] == [104]
 
 
 def test_the_replacement_is_not_compared_as_the_odd_rank() -> None:

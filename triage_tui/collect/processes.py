@@ -306,7 +306,7 @@ class ProcessCollector:
             "pid": pid, "ppid": stat.ppid, "name": status.name if status is not None and status.name is not None else stat.comm, "cmdline": cmdline,
             "state": stat.state, "threads": stat.num_threads,
             "user_time_s": stat.utime / CLOCK_TICKS, "system_time_s": stat.stime / CLOCK_TICKS,
-            "cpu_time_s": ticks / CLOCK_TICKS,
+            "cpu_time_s": ticks / CLOCK_TICKS, "reaped_children_cpu_s": stat.children_ticks / CLOCK_TICKS,
             "start_time": self._boot_time + stat.starttime / CLOCK_TICKS,
             "major_faults": stat.majflt,
         }

@@ -83,15 +83,25 @@ def role_key(p: ProcessInfo) -> tuple[int, str, str]:
 
 def replacements(procs: Sequence[ProcessInfo]) -> tuple[Replacement, ...]:
     """The late starters of each role of three or more live peers (start time from /proc/PID/stat): a
-    minority that started after one gap much larger than any gap between the others."""
+    minority that started after one gap much larger than any gap between the others (for exec'd workers, under
+    a parent that has reaped some child: its cutime + cstime is above 0, or unknown)."""
     groups: dict[tuple[int, str, str], list[tuple[float, ProcessInfo]]] = {}
     for p in procs:
         if p.state in ("Z", "X") or p.exited or helper_role(p) or not isinstance(p.start_time, (int, float)):
             continue
         groups.setdefault(role_key(p), []).append((float(p.start_time), p))
+    parents = {p.pid: p for p in procs}
     out: list[Replacement] = []
-    for members in groups.values():
+    for (ppid, _, _), members in groups.items():
         if len(members) < 3:
+            continue
+        parent = parents.get(ppid)
+        # An exec'd worker (spawn, Popen: its command line is not its parent's) costs CPU to start, so one that
+        # died and was reaped left that CPU in its parent's cutime + cstime. A parent that has reaped nothing
+        # started its last exec'd child late (a loaded node, a slow launch loop); nothing was replaced. A forked
+        # worker can die having used no CPU tick at all: there the start times alone decide.
+        if parent is not None and parent.reaped_children_cpu_s == 0 and \
+                members[0][1].cmdline != parent.cmdline:
             continue
         members.sort(key=lambda sp: (sp[0], sp[1].pid))
         starts = [start for start, _ in members]

@@ -61,6 +61,8 @@ class ProcessInfo:
     thread_states: dict[str, int] = field(default_factory=dict)  # {"R": 1, "S": 40}
     cpu_percent: Float = Unavailable("first sample")  # over the last interval, 100 = one core
     cpu_time_s: Float = Unavailable("not read")  # user + system
+    # the CPU of the children it has reaped (stat's cutime + cstime): above 0, some child of it has ended
+    reaped_children_cpu_s: Float = Unavailable("not read")
     user_time_s: Float = Unavailable("not read")
     system_time_s: Float = Unavailable("not read")
     threads: Int = Unavailable("not read")

@@ -107,6 +107,7 @@ class ProcStat(NamedTuple):
     rss_pages: int
     exit_code: Optional[int] = None  # field 52 (Linux >= 3.5): meaningful for a zombie
     flags: int = 0  # field 9: PF_* bits; PF_KTHREAD marks a kernel thread
+    children_ticks: int = 0  # fields 16-17 (cutime + cstime): the CPU of the children it waited for (reaped)
 
 
 def parse_stat(text: str) -> Optional[ProcStat]:
@@ -142,6 +143,7 @@ def parse_stat(text: str) -> Optional[ProcStat]:
             rss_pages=int(rest[21]),
             exit_code=exit_code,
             flags=int(rest[6]),
+            children_ticks=int(rest[13]) + int(rest[14]),
         )
     except ValueError:
         return None
