@@ -29,6 +29,7 @@ def test_agentless_collects_the_real_tree_and_says_what_it_cannot_see(node: Node
         second = host.collect(target, CollectOptions())  # now /proc/PID/status is read for the whole tree
         time.sleep(MIN_CPU_INTERVAL_S)  # a CPU % is never taken over less (the figure, not a timed assertion)
         third = host.collect(target, CollectOptions())  # and a CPU % has two samples for every process
+        fourth = host.collect(target, CollectOptions())  # soon after the third: measured against the second
         stacks = host.capture_stacks([sleeper_tree.pid], StackOptions())
     finally:
         host.close()
@@ -40,6 +41,8 @@ def test_agentless_collects_the_real_tree_and_says_what_it_cannot_see(node: Node
         # what a shell can read: PSS/USS from smaps_rollup, CPU % from the stat delta of two refreshes
         assert is_known(p.pss_bytes) and is_known(p.uss_bytes)
     assert all(is_known(p.cpu_percent) for p in third.processes)
+    # a refresh right after another (a report's last look) still has a CPU %: over the older baseline
+    assert all(is_known(p.cpu_percent) for p in fourth.processes), [p.cpu_percent for p in fourth.processes]
     assert second.memory.system.total_bytes == psutil.virtual_memory().total
     assert is_known(second.memory.target.pss_sum_bytes)
     assert all(isinstance(p.cpu_percent, Unavailable) for p in first.processes)  # one refresh: no CPU % yet

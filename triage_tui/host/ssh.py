@@ -43,6 +43,7 @@ from .ssh_exec import bounded_shell, run_command
 
 BACKOFF_START_S = 1.0
 BACKOFF_MAX_S = 30.0
+CPU_BASELINES = 4  # agentless: CPU tick samples kept, so a refresh soon after the last has an older baseline
 
 
 class SshHost:
@@ -66,7 +67,8 @@ class SshHost:
         self._backoff_start = backoff_start_s
         self._backoff = backoff_start_s
         self._status_pids: list[int] = []
-        self._cpu: Optional[CpuSample] = None  # agentless: the last refresh's CPU ticks, for the next CPU %
+        # agentless: the last refreshes' CPU ticks (newest last), for the next CPU %
+        self._cpu: tuple[CpuSample, ...] = ()
         self._pending_note = ""  # said once, in the first snapshot after a reconnect
         self._lock = threading.RLock()
         self._closed_sent = 0
@@ -190,11 +192,14 @@ class SshHost:
             sections = self._run_script(conn, marker, build_script(marker, status_pids, options.logs,
                                                                        roots=[r.pid for r in target.roots],
                                                                        port=options.port))
-            snapshot = build_snapshot(self.name, target, options, sections, status_pids, started,
-                                      (time.time() - started) * 1000, self._cpu)
             sample = cpu_sample(sections, status_pids, snapshot_clock(sections))
-            if self._cpu is None or sample.at - self._cpu.at >= MIN_CPU_INTERVAL_S or set(sample.ticks) - set(self._cpu.ticks):
-                self._cpu = sample  # a refresh too soon after the last keeps the older baseline for the next CPU %
+            # the newest baseline old enough for a CPU %: a refresh that comes soon after the last (a report's
+            # final look, a key press) is measured against the one before (never over < MIN_CPU_INTERVAL_S)
+            old_enough = [c for c in self._cpu if sample.at - c.at >= MIN_CPU_INTERVAL_S]
+            baseline = old_enough[-1] if old_enough else (self._cpu[0] if self._cpu else None)
+            snapshot = build_snapshot(self.name, target, options, sections, status_pids, started,
+                                      (time.time() - started) * 1000, baseline)
+            self._cpu = (*self._cpu[-(CPU_BASELINES - 1):], sample)
             self._status_pids = [p.pid for p in snapshot.processes if not p.exited]
             # the mode source says why agentless (flag, or no Python we may run) before what it cannot read
             snapshot = dataclasses.replace(snapshot, sources=tuple(
