@@ -281,3 +281,20 @@ def test_a_cgroup_oom_count_from_before_the_watch_is_not_this_jobs_kill() -> Non
     assert "oom-kill" not in before and "cgroup-oom-before" in before
     during = ids(series([Snapshot(processes=(proc(1),), memory=mem(k)) for k in (3, 3, 4)], 2.0))
     assert "1 new OOM kill" in during["oom-kill"][0].text
+
+
+def test_a_kill_in_a_cgroup_below_the_trees_is_not_the_trees_oom() -> None:
+    """The count is hierarchical: a sandbox's or a test's child cgroup below the tree's counts there too. The
+    kernel line says where the task was; a task of the tree itself stays the tree's kill wherever it was."""
+    def mem(kills: int) -> MemoryReport:
+        return MemoryReport(cgroup=CgroupMemory(path="/sys/fs/cgroup/job", current_bytes=1 << 20,
+                                                max_bytes=1 << 30, oom_kills=kills))
+
+    def watch(pid: int) -> dict:
+        kill = KernelEvent(kind="oom-kill", pid=pid, text="Killed process", at=T0 + 3.0, comm="python3",
+                           cgroup="/job/sandbox-7")
+        kernel = KernelReport(events=(kill,)) if pid == 1 else KernelReport(unseen=(kill,))
+        return ids(series([Snapshot(processes=(proc(1),), memory=mem(k), kernel=kernel) for k in (3, 3, 4)], 2.0))
+    other = watch(999)
+    assert "oom-kill" not in other and "sandbox-7" in other["cgroup-oom-below"][0].text
+    assert "cgroup-oom-below" not in watch(1)  # the tree's own process, moved below: its kill is the tree's

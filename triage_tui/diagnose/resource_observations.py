@@ -184,7 +184,19 @@ def memory_observations(history: Sequence[Snapshot], th: Thresholds) -> list[Obs
             out.append(_obs("cgroup-at-limit", f"cgroup {cg.path} at {fmt_bytes(cg.current_bytes)} of its "
                             f"{fmt_bytes(cg.max_bytes)} limit", "memory", at))
     kills = [s.memory.cgroup.oom_kills for s in history if is_known(s.memory.cgroup.oom_kills)]
-    if kills and len(kills) >= 2 and kills[-1] > kills[0]:
+    start = history[0].taken_at
+    watched_kills = [e for e in (*now.kernel.events, *now.kernel.unseen)
+                     if e.kind == "oom-kill" and (not is_known(e.at) or e.at >= start - 1.0)]
+    tree_pids = {p.pid for snap in history for p in snap.processes} | {x.pid for snap in history for x in snap.exited}
+    below = bool(watched_kills) and all(_other_cgroup(e.cgroup, cg.path) and e.pid not in tree_pids
+                                        for e in watched_kills)
+    if kills and len(kills) >= 2 and kills[-1] > kills[0] and below:
+        # the counter is hierarchical: a kill in a cgroup below the tree's (a sandbox, a test's, another job's)
+        # counts here too, and the kernel line says the killed task was not in the tree's own cgroup
+        out.append(_obs("cgroup-oom-below", f"cgroup {cg.path} counted {kills[-1] - kills[0]} new OOM kill(s) during "
+                        f"the watch, in another cgroup ({watched_kills[-1].cgroup}): not the tree's processes",
+                        "memory", at, kills=kills[-1]))
+    elif kills and len(kills) >= 2 and kills[-1] > kills[0]:
         out.append(_obs("oom-kill", f"cgroup {cg.path} counted {kills[-1] - kills[0]} new OOM kill(s) during the watch "
                         f"({kills[-1]} in all)", "memory", at, kills=kills[-1]))
     elif kills and kills[-1] > 0 and len(history) == 1:

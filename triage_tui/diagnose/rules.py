@@ -240,6 +240,7 @@ ROWS: tuple[Row, ...] = (
     Row("oom", "log-cuda-oom", 0.3, "GPU memory, not host memory"),
     Row("oom", "anon-growing", 0.2),
     Row("oom", "cgroup-oom-before", 0.15, "an earlier OOM kill in the cgroup; none named this job's PIDs"),
+    Row("oom", "cgroup-oom-below", 0.1, "an OOM kill below the tree's cgroup: another job's, unless this one's spread"),
     # a paste's `free` is often taken after the kill, when the memory is back: it does not contradict someone who saw
     # the memory run out
     Row("oom", "memory-ample & !log-oom-words", -0.3),
