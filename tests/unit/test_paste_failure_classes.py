@@ -16,7 +16,7 @@ from pathlib import Path
 
 from triage_tui.diagnose.pasted_text import diagnose_text
 from triage_tui.parse.faulthandler import parse_faulthandler
-from triage_tui.parse.pasted import split_paste
+from triage_tui.parse.paste_split import split_paste
 from triage_tui.parse.signal_lexicon import scan_line
 
 FIX = Path(__file__).parent / "fixtures" / "paste"
@@ -313,7 +313,7 @@ def test_a_result_call_that_hangs_is_a_result_nobody_completes() -> None:
 
 
 def test_a_bang_in_prose_is_no_debugger_frame() -> None:
-    from triage_tui.parse.pasted import split_paste
+    from triage_tui.parse.paste_split import split_paste
 
     assert [p.kind for p in split_paste("Wow!great(really) it works\n")] == ["text"]
     assert [p.kind for p in split_paste("python3.10!_PyEval_EvalFrameDefault(PyThreadState * tstate) (ceval.c:4181)\n")] == ["gdb"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from triage_tui.parse import curl_text, faulthandler, free, log_text, nvidia_smi, proc_status, ps, pyspy_text
-from triage_tui.parse.pasted import evidence_from_paste, split_paste
+from triage_tui.parse.paste_evidence import evidence_from_paste
+from triage_tui.parse.paste_split import split_paste
 from triage_tui.parse.text_errors import ParseError
 
 GiB = 1 << 30

@@ -13,7 +13,7 @@ import pytest
 from triage_tui.diagnose.pasted_text import diagnose_text
 from triage_tui.parse.gdb_text import parse_gdb, parse_pystack
 from triage_tui.parse.paste_input import MAX_LINE, decode_paste, read_paste
-from triage_tui.parse.pasted import split_paste
+from triage_tui.parse.paste_split import split_paste
 from triage_tui.parse.prose_figures import figures_in
 from triage_tui.parse.pyspy_text import parse_pyspy_text
 from triage_tui.parse.torchrun_summary import failures

@@ -23,7 +23,8 @@ from typing import Optional
 from ..model.diagnosis import Observation
 from ..model.snapshot import Snapshot
 from ..model.stacks import ProcessStacks, StackCapture
-from ..parse.pasted import PasteEvidence, PastePart, evidence_from_paste
+from ..parse.paste_evidence import PasteEvidence, evidence_from_paste
+from ..parse.paste_split import PastePart
 from ..parse.prose_figures import ProseFigure
 from ..parse.signal_lexicon import scan_line
 from .engine import Diagnosis, observe

@@ -1,6 +1,6 @@
 """Pasted system tools beyond ps/free: `nvidia-smi -q`, `nvidia-smi dmon`, `vmstat`, `ss` / `netstat`.
 
-Each reader takes the piece's text and returns plain figures; `pasted.py` turns them into the snapshot (GPUs) or
+Each reader takes the piece's text and returns plain figures; `paste_evidence.py` turns them into the snapshot (GPUs) or
 into what the diagnosis reads (vmstat's blocked and runnable counts, sockets stuck connecting).
 
     nvidia-smi -q            "    Gpu                               : 100 %" / "        Power Draw : 70.25 W"

@@ -1,0 +1,214 @@
+"""The parts of a paste → one Snapshot and the raw stacks, saying for each part what it was used as.
+
+`evidence_from_paste` runs each part's reader (the same parsers the collectors and the agentless SSH path
+use) and records on the part what it became ("9 processes (ps)") or why it was not used.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, replace
+from typing import Optional
+
+from ..model.snapshot import (
+    GpuReport,
+    KernelEvent,
+    KernelReport,
+    MemoryReport,
+    PortProbe,
+    PortReport,
+    ProcessInfo,
+    Snapshot,
+    SystemMemory,
+    TargetMemory,
+)
+from ..model.stacks import ProcessStacks
+from ..model.unavailable import Unavailable, is_known
+from . import curl_text, dmesg, faulthandler, free, gdb_text, kernel_stack, log_text, nvidia_smi, proc_status, ps, pyspy_text, pyspy_top
+from . import system_text
+from .paste_split import PastePart, split_paste
+from .prose_figures import ProseFigure, figures_in
+from .signal_lexicon import scan_line
+from .text_errors import ParseError
+from .torchrun_summary import failures
+
+
+@dataclass(frozen=True)
+class PasteEvidence:
+    parts: tuple[PastePart, ...]
+    snapshot: Snapshot
+    stacks: tuple[ProcessStacks, ...]  # raw: the diagnosis side classifies and groups them
+    signal_lines: tuple[tuple[int, str], ...] = ()  # (line number, text) of every line outside tables and logs
+    prose: tuple[ProseFigure, ...] = ()  # figures quoted in sentences ("GPU util 100 % at 19 W")
+    vmstat: Optional["system_text.VmstatFigures"] = None
+    connecting: tuple[str, ...] = ()  # peers a socket is still trying to reach (ss / netstat SYN-SENT)
+
+
+def _pyspy_json(text: str) -> tuple[ProcessStacks, ...]:
+    from .pyspy_json import parse_pyspy_json  # the stacks part's parser
+    return tuple(p for p in parse_pyspy_json(text) if p.threads)
+
+
+def _gpu(text: str, table: bool) -> GpuReport:
+    """The collector's nvidia-smi readers: the table, or a pasted CSV whose header names its fields."""
+    if table:
+        return nvidia_smi.parse_nvidia_smi_table(text)
+    return nvidia_smi.parse_query_gpu_csv_with_header(text)
+
+
+def _merge(old: ProcessInfo, new: ProcessInfo) -> ProcessInfo:
+    """Fill `old` with every figure `new` knows (a /proc status adds the memory split to a ps row)."""
+    changes = {}
+    for field in ("rss_bytes", "rss_anon_bytes", "rss_file_bytes", "rss_shmem_bytes", "vms_bytes", "threads",
+                  "ctx_voluntary", "ctx_involuntary", "cpu_percent", "cpu_time_s", "major_faults", "wchan"):
+        value = getattr(new, field)
+        if is_known(value):
+            changes[field] = value
+    if new.state != "?":
+        changes["state"] = new.state
+    if new.ppid and not old.ppid:
+        changes["ppid"] = new.ppid
+    if new.nspid:
+        changes["nspid"] = new.nspid
+    return replace(old, **changes)
+
+
+def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
+    parts = split_paste(text)
+    processes: dict[int, ProcessInfo] = {}
+    system: Optional[SystemMemory] = None
+    gpus: Optional[GpuReport] = None
+    logs: list[str] = []
+    events: list[KernelEvent] = []
+    probes: list[PortProbe] = []
+    stacks: list[ProcessStacks] = []
+    prose: list[ProseFigure] = []
+    signal_lines: list[tuple[int, str]] = []
+    vmstat: Optional[system_text.VmstatFigures] = None
+    connects: list[str] = []
+    unit = 1024
+    command = ""  # the last shell command line pasted: `cat /proc/PID/stack` names the stack's PID
+    done: list[PastePart] = []
+    for part in parts:
+        used_as, note = "", ""
+        try:
+            if part.kind == "command":
+                flags = [f for f in part.text.split()[1:] if f in free.UNIT_FLAGS]
+                if part.text.split()[0] == "free" and flags:
+                    unit = free.UNIT_FLAGS[flags[-1]]
+                note = "a shell command line (context only)"
+                command = part.text
+            elif part.kind == "ps":
+                table = ps.parse_ps(part.text)
+                for p in table.processes:
+                    processes[p.pid] = _merge(processes[p.pid], p) if p.pid in processes else p
+                how = "ps, its header taken from the command line above" if part.note else "ps"
+                used_as = f"{len(table.processes)} processes ({how})" + (f", {len(table.skipped)} lines skipped" if table.skipped else "")
+            elif part.kind == "free":
+                system = free.parse_free(part.text, unit)
+                used_as = "system memory (free)"
+            elif part.kind == "proc-status":
+                p = proc_status.parse_proc_status(part.text)
+                processes[p.pid] = _merge(processes[p.pid], p) if p.pid in processes else p
+                used_as = f"state and memory of PID {p.pid} (/proc/PID/status)"
+            elif part.kind in ("nvidia-smi", "gpu-csv"):
+                gpus = _gpu(part.text, part.kind == "nvidia-smi")
+                used_as = f"{len(gpus.devices)} GPUs ({part.kind})"
+            elif part.kind in ("nvidia-smi-q", "nvidia-smi-dmon"):
+                gpus = system_text.parse_query(part.text) if part.kind == "nvidia-smi-q" else system_text.parse_dmon(part.text)
+                used_as = f"{len(gpus.devices)} GPUs ({part.kind.replace('-q', ' -q').replace('-dmon', ' dmon')})" \
+                    if gpus.devices else ""
+                note = "" if gpus.devices else "no GPU figures found"
+            elif part.kind == "vmstat":
+                vm = system_text.parse_vmstat(part.text)
+                if vm is not None:
+                    vmstat = vm
+                    used_as = f"vmstat: {vm.runnable} runnable, {vm.blocked} blocked in D" + (
+                        f", {vm.iowait_percent} % iowait" if vm.iowait_percent is not None else "")
+                else:
+                    note = "vmstat without a data row"
+            elif part.kind == "ss":
+                peers = system_text.connecting(part.text)
+                connects.extend(peers)
+                used_as = f"sockets (ss/netstat): {len(peers)} still connecting" + (f" to {', '.join(peers[:3])}" if peers else "")
+            elif part.kind in ("py-spy", "faulthandler", "py-spy-json", "gdb", "pystack"):
+                fn = {"py-spy": pyspy_text.parse_pyspy_text, "faulthandler": faulthandler.parse_faulthandler,
+                      "py-spy-json": _pyspy_json, "gdb": gdb_text.parse_gdb, "pystack": gdb_text.parse_pystack}[part.kind]
+                found = fn(part.text)
+                stacks.extend(found)
+                used_as = f"stacks of {len(found)} process(es), {sum(len(p.threads) for p in found)} threads ({part.kind})"
+            elif part.kind == "py-spy-top":
+                found = pyspy_top.parse_pyspy_top(part.text)
+                top = found[0].threads
+                used_as = (f"py-spy top: {len(top)} function(s) with own time (a flat profile, not stacks), "
+                           f"first {top[0].frames[0].function}")
+                stacks.extend(found)
+            elif part.kind == "kernel-stack":
+                found = kernel_stack.parse_kernel_stack(part.text, command)
+                stacks.extend(found)
+                who = f"PID {found[0].pid}" if found[0].pid else "a thread"
+                used_as = f"the kernel stack of {who} (/proc/PID/stack), waiting in {found[0].threads[0].kernel_wchan}"
+            elif part.kind == "kernel":
+                found_events = dmesg.parse_kernel_lines(part.text)
+                events.extend(found_events)
+                signal_lines.extend(enumerate(part.text.split(chr(10)), part.first_line))
+                signals = sorted({sig.id for ln in part.text.split(chr(10)) for sig in scan_line(ln)})
+                used_as = f"kernel log, {len(found_events)} OOM-kill/segfault event(s)" + (
+                    f" ({', '.join(signals)})" if signals else "")
+            elif part.kind == "curl":
+                found_probes = curl_text.parse_curl(part.text)
+                # curl -v's reply lines (`< HTTP/1.1 200 OK`) may land in a part of their own: they answer the
+                # connection the previous curl part made, so the two read as one probe that was answered
+                status = next((ln for ln in part.text.splitlines() if curl_text.status_line(ln)), "")
+                if status and not found_probes and probes and probes[-1].detail == "connected":
+                    code = curl_text.status_line(status)
+                    probes[-1] = dataclasses.replace(probes[-1], detail=f"HTTP {code}")
+                    found_probes = [probes[-1]]
+                else:
+                    probes.extend(found_probes)
+                used_as = f"{len(found_probes)} port probe(s) (curl)" if found_probes else ""
+                note = "" if found_probes else "curl output without a connect result"
+            elif part.kind in ("log", "traceback"):
+                logs.append(part.text)
+                signals = sorted({sig.id for ln in part.text.split(chr(10)) for sig in scan_line(ln)})
+                what = "a Python traceback" if part.kind == "traceback" else "log lines"
+                died = failures(part.text)
+                if died:
+                    what = "a torchrun failure summary (" + "; ".join(f.text() for f in died[:3]) + ")"
+                used_as = f"{what}, {part.text.count(chr(10)) + 1} lines" + (f" ({', '.join(signals)})" if signals else "")
+            else:
+                numbered = list(enumerate(part.text.split(chr(10)), part.first_line))
+                found_prose = figures_in(numbered)
+                prose.extend(found_prose)
+                signal_lines.extend(numbered)
+                signals = sorted({sig.id for _, ln in numbered for sig in scan_line(ln)})
+                bits = [f"{len(found_prose)} figure(s) quoted in prose ({', '.join(sorted({f.kind for f in found_prose}))})"
+                        if found_prose else "", f"signal words ({', '.join(signals)})" if signals else ""]
+                used_as = "; ".join(b for b in bits if b)
+                note = "" if used_as else "not a format triage reads"
+        except (ParseError, ValueError, KeyError, IndexError) as exc:
+            note = f"could not parse: {exc}"
+        done.append(replace(part, used=bool(used_as), used_as=used_as, note=note))
+    return PasteEvidence(tuple(done), _snapshot(now, processes, system, gpus, logs, events, probes, done),
+                         tuple(stacks), tuple(signal_lines), tuple(prose), vmstat, tuple(connects))
+
+
+def _snapshot(now, processes, system, gpus, logs, events, probes, parts) -> Snapshot:
+    procs = tuple(processes.values())
+    memory = MemoryReport(system=system or SystemMemory(), target=_target_memory(procs))
+    kinds = {p.kind for p in parts if p.used}
+    kernel = KernelReport(events=tuple(events)) if "kernel" in kinds else KernelReport(
+        error=Unavailable("no kernel log in the pasted text", "paste `dmesg -T | tail -50`"))
+    tails = (replace(log_text.parse_log_text("\n".join(logs)), path="pasted log"),) if logs else ()
+    return Snapshot(host="pasted text", taken_at=now, processes=procs, memory=memory, logs=tails,
+                    ports=PortReport(probes=tuple(probes)), gpus=gpus or GpuReport(error=Unavailable("no nvidia-smi in the text")),
+                    kernel=kernel)
+
+
+def _target_memory(procs: tuple[ProcessInfo, ...]) -> TargetMemory:
+    def total(field: str):
+        values = [getattr(p, field) for p in procs if is_known(getattr(p, field))]
+        return sum(values) if values else Unavailable("not in the pasted text")
+    return TargetMemory(processes=len(procs), rss_sum_bytes=total("rss_bytes"), anon_sum_bytes=total("rss_anon_bytes"),
+                        file_sum_bytes=total("rss_file_bytes"), shmem_sum_bytes=total("rss_shmem_bytes"),
+                        pss_sum_bytes=Unavailable("PSS is not in ps or free output"))
