@@ -17,6 +17,7 @@ import pytest
 
 from triage_tui.collect import logs as logs_module
 from triage_tui.collect import memory as memory_module
+from triage_tui.collect import process_figures, process_reads
 from triage_tui.collect import processes as processes_module
 from triage_tui.collect.logs import RECHECK_TICKS, LogsCollector
 from triage_tui.collect.memory import SmapsFigure, SmapsReader
@@ -94,7 +95,7 @@ def sleeper() -> Iterator[Sleeper]:
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Paths the process collector opens, in order."""
     seen: list[str] = []
-    real_text, real_bytes = processes_module.read_text, processes_module.read_bytes
+    real_text, real_bytes = processes_module.read_text, process_reads.read_bytes
 
     def text(path: str) -> str:
         seen.append(path)
@@ -104,8 +105,11 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         seen.append(path)
         return real_bytes(path)
 
-    monkeypatch.setattr(processes_module, "read_text", text)
-    monkeypatch.setattr(processes_module, "read_bytes", raw)
+    for module in (processes_module, process_figures, process_reads):  # every module the collector reads through
+        if hasattr(module, "read_text"):
+            monkeypatch.setattr(module, "read_text", text)
+        if hasattr(module, "read_bytes"):
+            monkeypatch.setattr(module, "read_bytes", raw)
     return seen
 
 
@@ -232,11 +236,11 @@ def test_the_carried_row_equals_the_row_a_full_read_builds(sleeper: Sleeper, mon
     sleeper.wait_asleep()
     carried, full = ProcessCollector(), ProcessCollector()
     rows: dict[str, list[ProcessInfo]] = {"carried": [], "full": []}
-    real_unchanged = processes_module._status_unchanged
+    real_unchanged = processes_module.status_unchanged
     for _ in range(3):
-        monkeypatch.setattr(processes_module, "_status_unchanged", real_unchanged)
+        monkeypatch.setattr(processes_module, "status_unchanged", real_unchanged)
         rows["carried"] += carried.collect([pid])
-        monkeypatch.setattr(processes_module, "_status_unchanged", lambda *args: False)  # always read status
+        monkeypatch.setattr(processes_module, "status_unchanged", lambda *args: False)  # always read status
         rows["full"] += full.collect([pid])
     assert rows["carried"][-1] == rows["full"][-1]  # every field, deltas and figures alike
     assert rows["carried"][-1].ctx_voluntary_delta == 0 and rows["carried"][-1].num_fds == rows["full"][-1].num_fds

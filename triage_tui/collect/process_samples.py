@@ -1,0 +1,85 @@
+"""What the process collector keeps of each process between ticks, and the proof that one has not run since.
+
+A process whose main thread was provably never scheduled since the last tick (schedstat run count, state, CPU
+ticks, major faults and RSS pages unchanged; or, without schedstat, its context switches) still sleeps where
+it slept: its wait channel, status figures, io (single-threaded) and fd count are the values a read would
+return, so they are carried instead of read (processes.py's module doc says which and why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Optional
+
+from ..model.snapshot import ProcessInfo
+from ..model.unavailable import Unavailable
+from ..parse.procfs import ProcStat, StatusNumbers
+
+
+@dataclass
+class Sample:  # mutable: an unchanged process's sample is carried forward in place
+    starttime: int
+    at: float  # monotonic
+    cpu_ticks: int
+    ctx_voluntary: Optional[int]
+    ctx_involuntary: Optional[int]
+    read_bytes: Optional[int]
+    write_bytes: Optional[int]
+    majflt: int
+    name: str
+    cmdline: tuple[str, ...]
+    exit_code: Optional[int] = None  # known while it was a zombie (stat field 52)
+    exit_hidden: bool = False  # a zombie whose field 52 the kernel hid from us (it prints 0 then)
+    state: str = "?"
+    threads: int = 0
+    wchan: Optional[str] = None  # as read (None: not read or not readable)
+    io: Optional[tuple[int, int]] = None  # (read_bytes, write_bytes) as read
+    status: Optional[StatusNumbers] = None  # last tick's /proc/PID/status figures
+    rss_pages: int = -1
+    run_count: Optional[int] = None  # schedstat pcount (single-threaded processes only)
+    row: Optional[ProcessInfo] = None  # the row this sample's tick produced
+    quiet: bool = False  # `row` was built by the not-run path: zero deltas, PSS figures from `extra`
+    extra: Optional[Mapping[str, object]] = None  # the PSS fields `row` was built with (None: none)
+
+
+PSS_FIELDS = ("pss_bytes", "uss_bytes", "swap_bytes", "pss_read_at")
+PSS_DEFAULTS = {f.name: f.default for f in fields(ProcessInfo) if f.name in PSS_FIELDS}
+ZERO_DELTAS = {"major_faults_delta": 0, "ctx_voluntary_delta": 0, "ctx_involuntary_delta": 0,
+                "read_bytes_delta": 0, "write_bytes_delta": 0, "cpu_percent": 0.0}
+
+
+def row_like(row: ProcessInfo, changes: Mapping[str, object]) -> ProcessInfo:
+    """`row` with `changes`, as dataclasses.replace would build it, for a fraction of the cost:
+    ProcessInfo is a plain frozen dataclass (no __post_init__, no slots), so its state is its
+    __dict__, and every field is present in the copy."""
+    out = object.__new__(ProcessInfo)
+    out.__dict__.update(row.__dict__)
+    out.__dict__.update(changes)
+    return out
+
+
+
+def status_unchanged(before: Optional[Sample], stat: ProcStat, ticks: int, run_count: Optional[int]) -> bool:
+    """A single-threaded process that provably has not run since `before`: its status is the same."""
+    return (before is not None and before.status is not None and run_count is not None
+            and run_count == before.run_count and stat.num_threads == 1 == before.threads
+            and stat.state == before.state and stat.state not in ("R", "Z", "X") and ticks == before.cpu_ticks
+            and stat.majflt == before.majflt and stat.rss_pages == before.rss_pages)
+
+
+def has_not_run(before: Optional[Sample], stat: ProcStat, ticks: int, status: Optional[StatusNumbers]) -> bool:
+    """True when the main thread has provably not been scheduled since `before` (see module doc)."""
+    if (before is None or status is None or before.state != stat.state or before.cpu_ticks != ticks
+            or stat.state in ("R", "Z", "X")):
+        return False
+    return (status.ctx_voluntary is not None and status.ctx_involuntary is not None
+            and status.ctx_voluntary == before.ctx_voluntary and status.ctx_involuntary == before.ctx_involuntary)
+
+
+def delta(now: Optional[int], before: Optional[int]) -> object:
+    if now is None:
+        return Unavailable("not read")
+    if before is None:
+        return Unavailable("first sample")
+    return now - before
