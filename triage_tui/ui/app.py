@@ -6,50 +6,48 @@ immutable tuple of the Moments those messages brought, so what it shows never de
 list another thread trims. Each blocking call runs in a
 daemon thread the worker waits on while checking for cancellation, so quitting never waits
 for a slow source (the host's own hard timeouts end that thread later).
+
+This module holds the layout, the rendering of what is shown and the pane keys; the app's other
+parts are mixins, one module each: the refresh loop (`refresh_loop`), looking back through the
+timeline (`looking_back`), the reads a key asks for (`on_demand`) and the command palette (`palette`).
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Optional
+from collections.abc import Callable, Sequence
+from typing import Optional
 
-from textual import events, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual import events
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Container
-from textual.screen import Screen
 from textual.widgets import Static
-from textual.worker import Worker, WorkerState, get_current_worker
 
-from ..incident import HostOutage, IncidentView, wants_auto_stacks
-from ..model.mappings import FileMapping
+from ..incident import IncidentView
 from ..model.moment import Moment
-from ..model.unavailable import Unavailable
-from ..render.plain_text import visible
-from .export import ExportError, export_report_somewhere
+from .export import export_directories
 from .header import render_banner, render_header
 from .key_hints import KeyHints
-from .messages import MappingsReady, MomentReady, ReportExported, StacksFailed, StacksReady, TickFailed
-from .panes import Pane, View, update_static
+from .looking_back import LookingBack
+from .on_demand import OnDemandReads
+from .palette import Palette
+from .panes import Pane, update_static
 from .panes.gpus import GpusPane
 from .panes.hypotheses import HypothesesPane
 from .panes.log import LogPane
 from .panes.memory import MemoryPane
 from .panes.processes import ProcessesPane
 from .panes.stacks import StacksPane
-from .screens import HelpScreen, MappingsScreen
-from .verdict_line import render_verdict_line, stacks_summary, verdict_of
-from .workers import Cancelled, call_cancellable
+from .refresh_loop import MAX_TIMELINE, RefreshLoop
+from .screens import HelpScreen
+from .verdict_line import render_verdict_line, verdict_of
 
-HISTORY = 12  # moments kept for sparklines
-MAX_TIMELINE = 2000  # moments the app keeps to look back through (as many as an Incident keeps)
 PANE_IDS = ("processes", "gpus", "memory", "log", "stacks", "hypotheses")
 
 
-class TriageApp(App[None]):
+class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
     CSS_PATH = "triage.tcss"
     TITLE = "triage"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-medium"), (200, "-wide")]
@@ -106,6 +104,7 @@ class TriageApp(App[None]):
         self.last_export: Optional[str] = None
         self.ticks_started = 0
         self._capturing = False
+        self._auto_capture = False  # the capture running is the automatic one
 
     # ------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -142,33 +141,6 @@ class TriageApp(App[None]):
         while node is not None and not isinstance(node, Pane):
             node = node.parent  # type: ignore[assignment]
         return node
-
-    # ------------------------------------------------------------ what is shown
-    @property
-    def latest(self) -> Optional[Moment]:
-        return self.timeline[-1] if self.timeline else None
-
-    def shown_moment(self) -> Optional[Moment]:
-        timeline = self.timeline
-        if not timeline:
-            return None
-        if self.view_at is None:
-            return timeline[-1]
-        return timeline[self._index_of(self.view_at)]
-
-    def _index_of(self, taken_at: float) -> int:
-        timeline = self.timeline
-        for i in range(len(timeline) - 1, -1, -1):
-            if timeline[i].taken_at <= taken_at:
-                return i
-        return 0
-
-    def _view(self, moment: Moment) -> View:
-        timeline = self.timeline
-        if self.view_at is None:
-            return View(moment, timeline[-HISTORY:], self.changelog)
-        i = self._index_of(self.view_at)
-        return View(moment, timeline[max(0, i - HISTORY + 1): i + 1], self.changelog)
 
     def render_all(self) -> None:
         moment = self.shown_moment()
@@ -225,63 +197,6 @@ class TriageApp(App[None]):
         else:
             banner.display = False
 
-    # ------------------------------------------------------------ refresh
-    def refresh_timer_fired(self) -> None:
-        self.render_header()  # a slow refresh shows as stale even while nothing arrives
-        if not self.paused:
-            self.request_tick()
-
-    def request_tick(self) -> bool:
-        """Start a refresh unless one is running; True when one was started."""
-        if self.collecting_since is not None:
-            return False
-        self.collecting_since = self.clock()
-        self.ticks_started += 1
-        self._collect()
-        return True
-
-    @work(thread=True, group="collect", exit_on_error=False)
-    def _collect(self) -> None:
-        try:
-            moment = call_cancellable(self.incident.tick)
-        except Cancelled:
-            return
-        except HostOutage as exc:  # the last good moment stays on screen, stale; hypotheses stay as they were
-            if not get_current_worker().is_cancelled:
-                self.post_message(TickFailed(f"host unreachable ({exc}): showing the last good refresh"))
-            return
-        except Exception as exc:  # the host promises not to raise; if it does, say so and go on
-            if not get_current_worker().is_cancelled:
-                self.post_message(TickFailed(f"{type(exc).__name__}: {exc}"))
-            return
-        if not get_current_worker().is_cancelled:
-            self.post_message(MomentReady(moment))
-
-    def on_moment_ready(self, message: MomentReady) -> None:
-        self.collecting_since = None
-        self.last_error = ""
-        moment = message.moment
-        if not self.timeline or moment is not self.timeline[-1]:  # a finished replay serves its last one again
-            self.timeline = (self.timeline + (moment,))[-MAX_TIMELINE:]
-            self.changelog += moment.diagnosis.changes
-        if self.auto_stacks and wants_auto_stacks(moment):
-            self.auto_stacks = False  # once: py-spy pauses the target, so it is never repeated unasked
-            self._auto_capture = True
-            self.action_capture(True)
-        if self.view_at is None:
-            self.render_all()
-        else:
-            self.render_header()  # looking back: the panes stay, the banner counts on
-
-    def on_tick_failed(self, message: TickFailed) -> None:
-        self.collecting_since = None
-        self.last_error = message.error
-        self.render_header()
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group == "collect" and event.state in (WorkerState.ERROR, WorkerState.CANCELLED):
-            self.collecting_since = None
-
     # ------------------------------------------------------------ keys: panes
     def action_focus_pane(self, number: int) -> None:
         pane = self.pane(number)
@@ -306,195 +221,10 @@ class TriageApp(App[None]):
             if focused is not None:
                 self.call_after_refresh(focused.scroll_visible, animate=False)
 
-    # ------------------------------------------------------------ keys: refresh and time
+    # ------------------------------------------------------------ keys: pause, help, quit
     def action_pause(self) -> None:
         self.paused = not self.paused
         self.render_header()
-
-    def action_refresh_now(self) -> None:
-        self.request_tick()
-
-    def action_step(self, delta: int) -> None:
-        timeline = self.timeline
-        if not timeline:
-            return
-        i = len(timeline) - 1 if self.view_at is None else self._index_of(self.view_at)
-        i += delta
-        if i >= len(timeline) - 1 and delta > 0:
-            self.action_live()
-            return
-        self.view_at = timeline[max(0, i)].taken_at
-        self.render_all()
-
-    def action_jump(self, seconds: int) -> None:
-        timeline = self.timeline
-        if not timeline:
-            return
-        # `{` then `}` comes back to the very refresh it left (refreshes are not evenly spaced, so a
-        # minute back and a minute forward can land elsewhere): the jump just made is undone exactly.
-        last = self._last_jump
-        if last is not None and last[1] == self.view_at and (seconds > 0) != (last[2] > 0):
-            self._last_jump = None
-            self.view_at = last[0]
-            self.render_all()
-            return
-        came_from = self.view_at
-        base = timeline[-1].taken_at if self.view_at is None else self.view_at
-        target = base + seconds
-        if target >= timeline[-1].taken_at:
-            self.view_at = None
-        else:
-            self.view_at = timeline[self._index_of(max(target, timeline[0].taken_at))].taken_at
-        self._last_jump = (came_from, self.view_at, seconds)
-        self.render_all()
-
-    def action_live(self) -> None:
-        self.view_at = None
-        self.render_all()
-
-    # ------------------------------------------------------------ keys: on-demand reads
-    def selected_pids(self) -> tuple[int, ...]:
-        procs = self.query_one(ProcessesPane)
-        if procs.tagged:
-            return tuple(sorted(procs.tagged))
-        pid = procs.selected_pid()
-        return (pid,) if pid is not None else ()
-
-    def action_capture(self, whole_target: bool) -> None:
-        if self._capturing:
-            self.notify("a stack capture is already running")
-            return
-        pids: Optional[tuple[int, ...]] = None if whole_target else self.selected_pids()
-        if pids == ():
-            self.notify("no process selected")
-            return
-        what = "the whole target" if pids is None else f"{len(pids)} process{'es' if len(pids) > 1 else ''} ({', '.join(map(str, pids[:6]))})"
-        self._capturing = True
-        self.query_one(StacksPane).set_progress(f"capturing stacks of {what} with py-spy…")
-        # said where it is seen at every size: at 80x24 the Stacks pane is below the first screen
-        self.notify(f"capturing stacks of {what} with py-spy… (5 shows the Stacks pane)", timeout=4)
-        self._capture(pids)
-
-    @work(thread=True, group="stacks", exit_on_error=False)
-    def _capture(self, pids: Optional[Sequence[int]]) -> None:
-        try:
-            capture = call_cancellable(self.incident.capture_stacks, pids)
-        except Cancelled:
-            return
-        except Exception as exc:
-            if not get_current_worker().is_cancelled:
-                self.post_message(StacksFailed(f"stack capture failed: {type(exc).__name__}: {exc}"))
-            return
-        if not get_current_worker().is_cancelled:
-            self.post_message(StacksReady(capture))
-
-    def on_stacks_ready(self, message: StacksReady) -> None:
-        self._capturing = False
-        auto, self._auto_capture = getattr(self, "_auto_capture", False), False
-        self.query_one(StacksPane).set_capture(message.capture, automatic=auto)
-        self.notify(visible(stacks_summary(message.capture) + " (5 shows them)"), timeout=8, markup=False)
-        if self.live and not self.paused:
-            self.request_tick()  # the engine reads the capture on the next tick: take it now, not in 2 s
-
-    def on_stacks_failed(self, message: StacksFailed) -> None:
-        self._capturing = False
-        self.query_one(StacksPane).set_error(message.error)
-        self.notify(visible(message.error), severity="error", timeout=8, markup=False)
-
-    # ------------------------------------------------------------ the command palette
-    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """Ctrl+P lists triage's own actions by name (the keys are in `?`), then textual's."""
-        yield SystemCommand("Capture stacks: whole target", "py-spy every process of the target at once (S)",
-                            lambda: self.action_capture(True))
-        yield SystemCommand("Capture stacks: selected", "py-spy the selected or tagged processes (s)",
-                            lambda: self.action_capture(False))
-        yield SystemCommand("Export the report", "write the Markdown report of the incident so far (e)",
-                            self.action_export)
-        procs = self.query_one(ProcessesPane)
-        for key, what in (("cpu", "CPU %"), ("pss", "memory (PSS)"), ("rss", "RSS"), ("time", "CPU time"),
-                          ("pid", "PID"), ("name", "name")):
-            yield SystemCommand(f"Sort processes by {what}", f"the Processes pane, by {what}",
-                                lambda key=key: procs.action_sort_by(key))
-        yield SystemCommand("Reverse the process sort", "I", procs.action_reverse_sort)
-        yield SystemCommand("Processes: tree / flat", "t", procs.action_toggle_tree)
-        for number in range(1, 7):
-            name = self.pane(number).title
-            yield SystemCommand(f"Go to pane {number}: {name}", f"focus {name} ({number})",
-                                lambda number=number: self.action_focus_pane(number))
-        yield SystemCommand("Zoom the focused pane", "full screen, and back (z)", self.action_zoom)
-        yield SystemCommand("Step back a refresh", "[", lambda: self.action_step(-1))
-        yield SystemCommand("Step forward a refresh", "]", lambda: self.action_step(1))
-        yield SystemCommand("Back a minute", "{", lambda: self.action_jump(-60))
-        yield SystemCommand("Forward a minute", "}", lambda: self.action_jump(60))
-        yield SystemCommand("Back to live", "End", self.action_live)
-        yield SystemCommand("Pause / resume refresh", "p", self.action_pause)
-        yield SystemCommand("Refresh now", "r", self.action_refresh_now)
-        yield SystemCommand("Memory map of the selected process", "m", self.action_memory_map)
-        yield SystemCommand("Help: every key", "? or F1", self.action_help)
-        yield from super().get_system_commands(screen)
-
-    def action_memory_map(self) -> None:
-        procs = self.query_one(ProcessesPane)
-        pid = procs.selected_pid()
-        moment = self.shown_moment()
-        if pid is None or moment is None:
-            self.notify("no process selected")
-            return
-        info = moment.snapshot.process(pid)
-        targets = moment.snapshot.live_pids()
-        self.push_screen(MappingsScreen(pid, info.name if info else "?"))
-        self._read_mappings(pid, targets)
-
-    @work(thread=True, group="smaps", exclusive=True, exit_on_error=False)
-    def _read_mappings(self, pid: int, targets: tuple[int, ...]) -> None:
-        # Through the IncidentView, so the host the PID belongs to reads it (the node over --ssh;
-        # nothing in a replay): never this machine's /proc for another host's PID.
-        mappings: Sequence[FileMapping] = ()
-        error = ""
-        try:
-            result = call_cancellable(self.incident.mappings_by_file, pid, targets)
-        except Cancelled:
-            return
-        except Exception as exc:  # a host promises not to raise; if it does, say so on the screen
-            result = Unavailable(f"cannot read the mappings of PID {pid}: {type(exc).__name__}: {exc}")
-        if isinstance(result, Unavailable):
-            error = f"{result.reason}" + (f" ({result.hint})" if result.hint else "")
-        else:
-            mappings = result
-        if not get_current_worker().is_cancelled:
-            self.post_message(MappingsReady(pid, mappings, error))
-
-    def on_mappings_ready(self, message: MappingsReady) -> None:
-        screen = self.screen
-        if isinstance(screen, MappingsScreen) and screen.pid == message.pid:
-            moment = self.shown_moment()
-            screen.show_mappings(message.mappings, message.error, len(moment.snapshot.processes) if moment else 0)
-
-    def action_export(self) -> None:
-        self.notify("writing the report…")
-        self._export()
-
-    @work(thread=True, group="export", exclusive=True, exit_on_error=False)
-    def _export(self) -> None:
-        try:
-            path = call_cancellable(export_report_somewhere, self.timeline, self.changelog, self.incident.host_name,
-                                    self.export_dirs)
-        except Cancelled:
-            return
-        except ExportError as exc:
-            self.post_message(ReportExported("", str(exc)))
-            return
-        except Exception as exc:
-            self.post_message(ReportExported("", f"{type(exc).__name__}: {exc}"))
-            return
-        self.post_message(ReportExported(path))
-
-    def on_report_exported(self, message: ReportExported) -> None:
-        if message.error:
-            self.notify(visible(f"report not written: {message.error}"), severity="error", markup=False)
-            return
-        self.last_export = message.path
-        self.notify(visible(f"report written to {message.path}"), timeout=10, markup=False)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -519,17 +249,3 @@ def run_app(incident: IncidentView, interval: float = 2.0, theme: str = "dark", 
     # textual prints the traceback of a crash and sets a return code: a crash must not read as success
     return int(app.return_code or 0)
 
-
-def export_directories(incident: Any) -> tuple[str, ...]:
-    """Where `e` tries to write, in order: the record's directory (the incident's files together),
-    else the current directory, else the XDG state directory."""
-    out: list[str] = []
-    path = (getattr(getattr(incident, "recorder", None), "path", None)
-            or getattr(getattr(incident, "recording", None), "path", None))
-    if path:
-        out.append(os.path.dirname(os.path.abspath(str(path))))
-    out.append(os.getcwd() if os.path.isdir(".") else ".")
-    from ..record.recorder import state_directory
-
-    out.append(str(state_directory()))
-    return tuple(dict.fromkeys(out))

@@ -6,7 +6,9 @@ prints); this module only tries the app's export directories in order and says w
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from typing import Any
 
 from ..model.moment import Moment
 
@@ -29,3 +31,18 @@ def export_report_somewhere(moments: Sequence[Moment], changelog: Sequence[str],
         except OSError as exc:
             reasons.append(f"{directory}: {exc.strerror or exc}")
     raise ExportError("no directory could take it (" + "; ".join(reasons) + ")")
+
+
+def export_directories(incident: Any) -> tuple[str, ...]:
+    """Where `e` tries to write, in order: the record's directory (the incident's files together),
+    else the current directory, else the XDG state directory."""
+    out: list[str] = []
+    path = (getattr(getattr(incident, "recorder", None), "path", None)
+            or getattr(getattr(incident, "recording", None), "path", None))
+    if path:
+        out.append(os.path.dirname(os.path.abspath(str(path))))
+    out.append(os.getcwd() if os.path.isdir(".") else ".")
+    from ..record.recorder import state_directory
+
+    out.append(str(state_directory()))
+    return tuple(dict.fromkeys(out))
