@@ -19,6 +19,7 @@ from .model.mappings import FileMapping
 from .model.moment import Moment
 from .model.snapshot import Snapshot, Target
 from .model.stacks import StackCapture
+from .model.timeline import MomentTimeline
 from .model.unavailable import Unavailable
 
 if TYPE_CHECKING:  # the engine (its rules, vocabulary, lexicon: ~65 ms) is imported on the first tick,
@@ -93,7 +94,7 @@ def wants_auto_stacks(moment: Moment) -> bool:
     return any(o.id == "all-idle" for o in moment.diagnosis.observations)
 
 
-class Incident:
+class Incident(MomentTimeline):
     """One incident being watched on one host: an IncidentView over a live Host and the engine."""
 
     replay = False
@@ -113,8 +114,7 @@ class Incident:
         self.options = options
         self._engine = engine
         self.recorder = recorder
-        self._timeline: tuple[Moment, ...] = ()
-        self._changelog: tuple[str, ...] = ()
+        super().__init__()
         self.latest_stacks: Optional[StackCapture] = None
         self.max_timeline = max_timeline
         self._lock = threading.Lock()
@@ -128,18 +128,6 @@ class Incident:
 
             self._engine = DiagnosisEngine()
         return self._engine
-
-    @property
-    def timeline(self) -> tuple[Moment, ...]:
-        return self._timeline
-
-    @property
-    def changelog(self) -> tuple[str, ...]:
-        return self._changelog
-
-    @property
-    def latest(self) -> Optional[Moment]:
-        return self._timeline[-1] if self._timeline else None
 
     @property
     def recording_message(self) -> str:
@@ -157,9 +145,7 @@ class Incident:
             self.outage = ""
             stacks = self.latest_stacks
             moment = Moment(snapshot, self.engine.update(snapshot, stacks), stacks)
-            # replaced, never mutated: a face holding the old tuple keeps a consistent timeline
-            self._timeline = (self._timeline + (moment,))[-self.max_timeline:]
-            self._changelog += moment.diagnosis.changes
+            self._append(moment)
             if self.recorder is not None:
                 self.recorder.write_moment(moment)
             return moment
@@ -178,10 +164,6 @@ class Incident:
             return
         if found.roots and {r.pid for r in found.roots} != {r.pid for r in self.target.roots}:
             self.target = found
-
-    def target_pids(self) -> tuple[int, ...]:
-        latest = self.latest
-        return latest.snapshot.live_pids() if latest else ()
 
     def capture_stacks(
         self, pids: Optional[Sequence[int]] = None, options: StackOptions = StackOptions()

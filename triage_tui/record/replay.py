@@ -18,6 +18,7 @@ from ..model.moment import Moment
 from ..model.options import CollectOptions, StackOptions
 from ..model.snapshot import Snapshot, Target
 from ..model.stacks import StackCapture
+from ..model.timeline import MomentTimeline
 from ..model.unavailable import Unavailable
 from .reader import Recording
 
@@ -26,7 +27,7 @@ MAPPINGS_NOT_RECORDED = Unavailable("mappings were not recorded",
                                     "a replay has only what was recorded; press m in a live triage on the host")
 
 
-class ReplayView:
+class ReplayView(MomentTimeline):
     """An IncidentView fed by a Recording: tick() serves the next recorded Moment."""
 
     replay = True  # the app may show "replay" in its banner
@@ -40,24 +41,11 @@ class ReplayView:
         first = moments[0].snapshot if moments else None
         self.target: Target = first.target if first is not None else Target(tuple(recording.header.get("target", ())))
         self.options = CollectOptions(interval_s=first.interval_s if first is not None and first.interval_s else 2.0)
-        self._timeline: tuple[Moment, ...] = ()
-        self._changelog: tuple[str, ...] = ()
+        super().__init__()
         self.latest_stacks: Optional[StackCapture] = None
         self._next = 0  # index of the next recorded moment
         for _ in range(min(preload, len(moments))):
             self.tick()
-
-    @property
-    def timeline(self) -> tuple[Moment, ...]:
-        return self._timeline
-
-    @property
-    def changelog(self) -> tuple[str, ...]:
-        return self._changelog
-
-    @property
-    def latest(self) -> Optional[Moment]:
-        return self._timeline[-1] if self._timeline else None
 
     @property
     def recording_message(self) -> str:
@@ -76,15 +64,10 @@ class ReplayView:
             return moments[-1]
         moment = moments[self._next]
         self._next += 1
-        self._timeline += (moment,)
-        self._changelog += moment.diagnosis.changes
+        self._append(moment)
         if moment.stacks is not None:
             self.latest_stacks = moment.stacks
         return moment
-
-    def target_pids(self) -> tuple[int, ...]:
-        latest = self.latest
-        return latest.snapshot.live_pids() if latest else ()
 
     def capture_stacks(
         self, pids: Optional[Sequence[int]] = None, options: StackOptions = StackOptions()
