@@ -13,7 +13,7 @@ import dataclasses
 import os
 import socket
 from collections.abc import Iterable, Sequence
-from typing import Optional
+from typing import Optional, Union
 
 from ..model.snapshot import ListeningSocket, PortProbe, PortReport, ServedTraffic
 from ..model.unavailable import Unavailable, unavailable_from_error
@@ -103,6 +103,16 @@ def _bind_to_note(sock: socket.socket, address: str, probed: Optional[list[str]]
 def probe_port(port: int, address: str, timeout_s: float = PROBE_TIMEOUT_S,
                probed: Optional[list[str]] = None) -> PortProbe:
     """Connect once and close: what `curl` would have met at the TCP level."""
+    connected = _connect(port, address, timeout_s, probed)
+    if isinstance(connected, PortProbe):
+        return connected
+    connected.close()
+    return PortProbe(port, address, "accepted")
+
+
+def _connect(port: int, address: str, timeout_s: float,
+             probed: Optional[list[str]]) -> Union[socket.socket, PortProbe]:
+    """A socket connected to `address:port`, or the PortProbe that says why it is not (the socket closed)."""
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
     try:
         sock = socket.socket(family, socket.SOCK_STREAM)
@@ -112,15 +122,16 @@ def probe_port(port: int, address: str, timeout_s: float = PROBE_TIMEOUT_S,
     try:
         _bind_to_note(sock, address, probed)
         sock.connect((address, port))
-        return PortProbe(port, address, "accepted")
+        return sock
     except ConnectionRefusedError:
+        sock.close()
         return PortProbe(port, address, "refused", "nothing accepts connections on this port")
     except TimeoutError:
+        sock.close()
         return PortProbe(port, address, "timed out", f"no answer within {timeout_s:g} s (backlog full or filtered)")
     except OSError as exc:
-        return PortProbe(port, address, "error", f"{type(exc).__name__}: {exc}")
-    finally:
         sock.close()
+        return PortProbe(port, address, "error", f"{type(exc).__name__}: {exc}")
 
 
 def probe_http(port: int, address: str, timeout_s: float = PROBE_TIMEOUT_S,
@@ -129,25 +140,10 @@ def probe_http(port: int, address: str, timeout_s: float = PROBE_TIMEOUT_S,
 
     answered: any reply (the status line is in the detail; a 404 still answers); no answer: the connection
     was accepted (or closed) and nothing came back in time."""
-    family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    try:
-        sock = socket.socket(family, socket.SOCK_STREAM)
-    except OSError as exc:
-        return PortProbe(port, address, "error", f"no {'IPv6' if family == socket.AF_INET6 else 'IPv4'} socket: {exc}")
-    sock.settimeout(timeout_s)
-    try:
-        _bind_to_note(sock, address, probed)
-        sock.connect((address, port))
-    except ConnectionRefusedError:
-        sock.close()
-        return PortProbe(port, address, "refused", "nothing accepts connections on this port")
-    except TimeoutError:
-        sock.close()
-        return PortProbe(port, address, "timed out", f"no answer within {timeout_s:g} s (backlog full or filtered)")
-    except OSError as exc:
-        sock.close()
-        return PortProbe(port, address, "error", f"{type(exc).__name__}: {exc}")
-    host = f"[{address}]" if family == socket.AF_INET6 else address
+    sock = _connect(port, address, timeout_s, probed)
+    if isinstance(sock, PortProbe):
+        return sock
+    host = f"[{address}]" if sock.family == socket.AF_INET6 else address
     try:
         sock.settimeout(answer_s)
         sock.sendall(f"GET /health HTTP/1.0\r\nHost: {host}:{port}\r\nUser-Agent: triage\r\n\r\n".encode())
