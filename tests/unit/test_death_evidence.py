@@ -86,6 +86,22 @@ def test_a_late_launch_under_a_parent_that_reaped_nothing_is_no_replacement() ->
     assert [r.pid for r in replacements(forked)] == [104]
 
 
+def test_replacements_of_the_same_rows_are_kept_and_of_a_changed_row_worked_out_again() -> None:
+    """The engine asks twice a tick and a quiet tree hands on the same row objects: the answer is kept for the
+    same objects, and a row that changed (a new object) gives what a fresh computation gives."""
+    from triage_tui.diagnose import roles
+
+    base = T0 - 600.0
+    rows = _pool(base, base, base + 0.01, base + 0.12)
+    first = replacements(rows)
+    assert replacements(list(rows)) is first  # the same objects in a new list: kept
+    moved = [*rows[:4], dataclasses.replace(rows[4], start_time=base + 0.01)]  # the late one was not late
+    assert replacements(moved) == roles._replacements(moved) == ()
+    back = [*rows[:4], dataclasses.replace(rows[4], cmdline=("python3", "other.py"))]  # another role now
+    assert replacements(back) == roles._replacements(back) == ()
+    assert replacements(rows) == first and [r.pid for r in replacements(rows)] == [104]
+
+
 def test_the_replacement_is_not_compared_as_the_odd_rank() -> None:
     base = T0 - 600.0
     procs = _pool(base, base, base)

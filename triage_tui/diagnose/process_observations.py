@@ -69,7 +69,6 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
     for p in procs:
         if p.state == "Z":
             continue
-        rate = cpu_rate(history, p.pid)
         if one_look:
             if is_known(p.cpu_percent) and p.cpu_percent < 1.0 and p.state != "R":
                 idle[p.pid] = 0.0
@@ -77,7 +76,9 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
             secs = idle_of.get(p.pid) if idle_of is not None else idle_seconds(history, p.pid, th)
             if secs is not None:
                 idle[p.pid] = secs
-        if rate is not None and rate >= th.busy_cpu_rate and (one_look or p.pid not in idle):
+                continue  # an idle process is not busy: its rate is not needed (a walk back per process)
+        rate = cpu_rate(history, p.pid)
+        if rate is not None and rate >= th.busy_cpu_rate:
             busy[p.pid] = rate
     alive = [p for p in procs if p.state != "Z"]
     if len(alive) >= 3:
@@ -103,7 +104,7 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
                         "processes", at, [pid], cpu_percent=round(rate * 100, 1), sustained=int(not one_look)))
         if len(alive) >= 3 and len(others_idle) == len(alive) - 1:
             out.append(_obs("one-busy-others-idle",
-                            f"PID {pid} ({_name(p)}) busy at {rate * 100:.0f} % CPU while the other {len(others_idle)} idle",
+                            f"PID {pid} ({_name(busy_p)}) busy at {rate * 100:.0f} % CPU while the other {len(others_idle)} idle",
                             "processes", at, [pid], cpu_percent=round(rate * 100, 1)))
     for p in procs:
         if p.state == "Z":
@@ -138,11 +139,12 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
     if not any(p.state in ("T", "t") for p in procs):
         out.append(_obs("none-stopped", f"no process stopped (state T) among {len(procs)}", "processes", at,
                         processes=len(procs)))
-    for p in procs:
-        if _name(p) in COMPILERS and is_known(p.cpu_percent) and p.cpu_percent >= th.compiler_cpu_percent:
+    for p in procs:  # the figure first: a name is worked out only for a busy process
+        if is_known(p.cpu_percent) and p.cpu_percent >= th.compiler_cpu_percent and _name(p) in COMPILERS:
             out.append(_obs("compiler-running", f"compiler child PID {p.pid} ({_name(p)}) at {p.cpu_percent:.0f} % CPU",
                             "processes", at, [p.pid], name=_name(p)))
-    reads = sum(_io_growth(history, p.pid) for p in procs)
+    previous = history[-2] if len(history) > 1 else None
+    reads = sum(_io_growth(previous, p) for p in procs)
     if reads > 0:
         out.append(_obs("io-reading", f"the tree read {fmt_bytes(reads)} since the last look", "processes", at,
                         read_bytes=reads))
@@ -205,19 +207,20 @@ def _first_look(procs: Sequence[ProcessInfo], now: Snapshot, at: float) -> list[
 def _ctx_growth(history: Sequence[Snapshot], pid: int) -> Optional[int]:
     """Voluntary context switches of `pid` over the history; None when they were not read."""
     first, last = history[0].process(pid), history[-1].process(pid)
+    if first is not None and first is last:  # the same row object: nothing in it moved
+        return 0 if is_known(first.ctx_voluntary) else None
     if first and last and is_known(first.ctx_voluntary) and is_known(last.ctx_voluntary):
         return max(0, last.ctx_voluntary - first.ctx_voluntary)
     return None
 
 
-def _io_growth(history: Sequence[Snapshot], pid: int) -> int:
-    last = history[-1].process(pid)
-    if last is None:
+def _io_growth(previous: Optional[Snapshot], last: ProcessInfo) -> int:
+    """Bytes `last` (a row of the newest snapshot) read since `previous` (the snapshot before it)."""
+    prev = previous.process(last.pid) if previous is not None else None
+    if prev is last and is_known(last.read_bytes):  # the same row object (a quiet process): nothing read
         return 0
-    if len(history) > 1:
-        prev = history[-2].process(pid)
-        if prev and is_known(prev.read_bytes) and is_known(last.read_bytes):
-            return max(0, last.read_bytes - prev.read_bytes)
+    if prev and is_known(prev.read_bytes) and is_known(last.read_bytes):
+        return max(0, last.read_bytes - prev.read_bytes)
     return last.read_bytes_delta if is_known(last.read_bytes_delta) and last.read_bytes_delta > 0 else 0
 
 
