@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 from ..collect.gpu import join_gpus_to_processes
-from ..collect.logs import _Classifier
+from ..collect.log_levels import LineClassifier
 from ..collect.smaps_files import count_sharers, parse_smaps
 from ..model.mappings import FileMapping
 from ..model.snapshot import (
@@ -352,7 +352,7 @@ def _log(path: str, stat_text: str, body: str, now: float) -> LogTail:
     partial = text_lines.pop() if text_lines else ""
     if size > LOG_TAIL_BYTES and text_lines:
         text_lines = text_lines[1:]  # the first line was cut by tail -c
-    classifier = _Classifier()  # the same levels (and traceback runs) as a local LogFollower gives
+    classifier = LineClassifier()  # the same levels (and traceback runs) as a local LogFollower gives
     lines = tuple(LogLine(t, seen_at=now, level=classifier.level(t)) for t in text_lines)
     return LogTail(path=path, lines=lines, partial=partial, size_bytes=size,
                    seconds_since_last_byte=max(now - mtime, 0.0), last_byte_at=float(mtime))
