@@ -29,6 +29,10 @@ def big_snapshots(count: int, n: int = 2000):
     return [dataclasses.replace(s, processes=tuple(procs)) for s in build_snapshots(count)]
 
 
+def screen_text(app) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
 async def test_two_thousand_processes_render_and_keys_still_answer(tmp_path):
     incident = fixture_incident(big_snapshots(4), preload=1)
     app = make_app(incident, str(tmp_path))
@@ -70,17 +74,21 @@ async def test_a_row_that_changed_off_screen_shows_its_new_value_when_scrolled_t
         assert "777M" in app.export_screenshot()
 
 
-async def test_a_refresh_of_unchanged_rows_touches_no_row_and_no_cell(tmp_path, monkeypatch):
-    """Rows that are last refresh's objects (a process that did not run: collect/processes.py) are not
-    laid out into tree rows again and write no cell but idle-for; the one row that changed is shown."""
+async def test_a_refresh_of_unchanged_rows_makes_only_the_rows_on_screen_and_paints_nothing(tmp_path, monkeypatch):
+    """Rows that are last refresh's objects (a process that did not run: collect/process_samples.py) are not
+    laid out into tree rows again; the table asks for the cells of the rows on screen only, and when none
+    of them changed (idle-for reads "10m" on both refreshes) it repaints nothing and nothing is laid out.
+    The one row that changed later is repainted, alone, and shown."""
+    from textual.widget import Widget
+
     from triage_tui.ui.panes import processes as processes_pane
 
     before = big_snapshots(1)[0]
-    later = dataclasses.replace(before, taken_at=before.taken_at + 1)  # the same row objects, a second later
+    at = [dataclasses.replace(before, taken_at=before.taken_at + dt) for dt in (600, 605)]  # the same row objects
     moved = before.processes[3]
     changed = tuple(dataclasses.replace(p, rss_bytes=555 << 20) if p is moved else p for p in before.processes)
-    incident = fixture_incident([before, later, dataclasses.replace(later, taken_at=later.taken_at + 1,
-                                                                    processes=changed)], preload=1)
+    incident = fixture_incident([before, *at, dataclasses.replace(at[-1], taken_at=at[-1].taken_at + 1,
+                                                                  processes=changed)], preload=2)
     app = make_app(incident, str(tmp_path), live=False)
     built: list[int] = []
     real_rows = processes_pane.tree_rows
@@ -88,17 +96,57 @@ async def test_a_refresh_of_unchanged_rows_touches_no_row_and_no_cell(tmp_path, 
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         pane = app.query_one(ProcessesPane)
-        cells: list[list] = []
-        real_update = pane.table.update_cells
-        monkeypatch.setattr(pane.table, "update_cells", lambda changes: cells.append(changes) or real_update(changes))
+        table = pane.table
+        assert "10m" in app.export_screenshot() and "555M" not in app.export_screenshot()
+        asked: list[int] = []
+        real_cells_at = pane._cells_at
+        monkeypatch.setattr(pane, "_cells_at", lambda i: asked.append(i) or real_cells_at(i))
+        refreshed: list[tuple[str, bool]] = []
+        real_refresh = Widget.refresh
+
+        def refresh(self, *regions, **kw):
+            refreshed.append((type(self).__name__, bool(kw.get("layout"))))
+            return real_refresh(self, *regions, **kw)
+
+        monkeypatch.setattr(Widget, "refresh", refresh)
         built.clear()
-        app.post_message(MomentReady(incident.tick()))  # the same rows
+        made = table.rows_made
+        app.post_message(MomentReady(incident.tick()))  # the same rows, five seconds later
         await pilot.pause()
-        # no tree rebuilt; the only cells written are idle-for's (a second went by: 0s -> 1s)
-        assert built == [] and {column for c in cells for _, _, column, _, _ in c} <= {"idle"}
+        assert built == []  # no tree rebuilt
+        on_screen = table.scrollable_content_region.height - 1
+        assert asked and len(set(asked)) <= on_screen < 2000  # cells made for the rows on screen, not 2,000
+        assert table.rows_made == made  # no row line rendered again
+        assert ("ProcessTable", False) not in refreshed and not any(layout for _, layout in refreshed)
         app.post_message(MomentReady(incident.tick()))  # one row changed
         await pilot.pause()
         assert built == [2000]
-        written = [(key, column, value) for _, key, column, value, _ in cells[-1] if column != "idle"]
-        assert written == [(str(moved.pid), "RSS", "555M")]
+        assert table.rows_made == made + 1  # that row's line, and no other
         assert "555M" in app.export_screenshot()
+
+
+async def test_scrolling_the_table_shows_the_rows_scrolled_to(tmp_path):
+    """Only the rows on screen are made: after a jump to row 1,500 the screen shows that row and the ones
+    around it, with their own cells, and no longer the first rows; the header stays."""
+    snaps = big_snapshots(1)
+    incident = fixture_incident(snaps, preload=1)
+    app = make_app(incident, str(tmp_path), live=False)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(ProcessesPane)
+        first, far = pane.rows[1].process, pane.rows[1500].process
+        shown = screen_text(app)
+        assert f" {first.name} " in shown and f" {far.name} " not in shown
+        pane.table.move_cursor(row=1500)
+        await pilot.pause()
+        shown = screen_text(app)
+        assert f" {far.name} " in shown and f" {far.pid} " in shown and f" {pane.rows[1499].process.name} " in shown
+        assert f" {first.name} " not in shown
+        assert " PID " in shown and " wchan" in shown  # the header line stays on top
+        assert pane.selected_pid() == far.pid
+        await pilot.press("down", "down")
+        assert pane.selected_pid() == pane.rows[1502].process.pid
+        await pilot.press("home")
+        assert pane.selected_pid() == pane.rows[0].process.pid
+        shown = screen_text(app)
+        assert f" {first.name} " in shown

@@ -8,6 +8,7 @@ at the pane's width (no line is cut, nothing scrolls sideways).
 
 from __future__ import annotations
 
+import functools
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -151,10 +152,17 @@ def folds(h: Hypothesis) -> bool:
 
 def _wrapped(text: str, width: int, style: str, first: str = "", rest: str = "  ") -> list[TextType]:
     """`text` as tree lines of at most `width` cells: `first` before the first, `rest` before the others."""
-    # the evidence quotes names, paths and log lines: made visible before it is wrapped, and a Text
+    return list(_wrap(text, width, style, first, rest))
+
+
+@functools.lru_cache(maxsize=4096)
+def _wrap(text: str, width: int, style: str, first: str, rest: str) -> tuple[Text, ...]:
+    # Kept: most evidence texts are the same from one refresh to the next, and wrapping them all again
+    # was most of what a quiet refresh cost the UI thread. The Texts are shared: the tree copies a label.
+    # The evidence quotes names, paths and log lines: made visible before it is wrapped, and a Text.
     lines = textwrap.wrap(visible(text), max(12, width), initial_indent=first, subsequent_indent=rest,
                           break_long_words=True, break_on_hyphens=False) or [first]
-    return [Text(line, style=style) for line in lines]
+    return tuple(Text(line, style=style) for line in lines)
 
 
 def _leaves(h: Hypothesis, width: int) -> list[TextType]:

@@ -8,18 +8,17 @@ from typing import Any, Optional
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
-from textual.geometry import Region
-from textual.strip import Strip
-from textual.widgets import DataTable, Input, Static
-from textual.widgets.data_table import ColumnKey
+from textual.widgets import Input, Static
 
 from ...model.diagnosis import Diagnosis
+from ...model.moment import Moment
 from ...model.snapshot import ProcessInfo, Snapshot
 from ...model.unavailable import is_known
 from ...render.plain_text import visible
 from .. import format as fmt
 from ..process_rows import SORT_KEYS, Row, tree_rows
 from . import Pane, View, update_static
+from .process_table import ProcessTable
 from .waits import same_items
 
 STATE_STYLES = {"D": "bold red", "Z": "bold magenta", "T": "bold yellow", "t": "bold yellow", "R": "green"}
@@ -27,52 +26,6 @@ WIDE_COLUMNS = ("PID", "name", "St", "CPU%", "CPU time", "idle", "thr R/all", "R
 MEDIUM_COLUMNS = ("PID", "name", "St", "CPU%", "idle", "RSS", "PSS", "GPU", "wchan")
 NARROW_COLUMNS = ("PID", "name", "St", "CPU%", "idle", "RSS", "PSS", "GPU")
 WIDTHS = ((120, WIDE_COLUMNS), (90, MEDIUM_COLUMNS), (0, NARROW_COLUMNS))  # pane width -> columns shown
-
-
-class ProcessTable(DataTable):
-    BINDINGS = [
-        Binding("j", "cursor_down", "down", show=False),
-        Binding("k", "cursor_up", "up", show=False),
-    ]
-
-    _stale = False  # cells changed off screen and the render caches still hold them (see update_cells)
-
-    def update_cells(self, changes: list[tuple[int, str, str, object, bool]]) -> None:
-        """`update_cell` for many (row index, row key, column key, value, grows) at once.
-
-        `update_cell` invalidates the table's render caches and asks for a repaint once per cell: at
-        1,000 rows that change that was most of a refresh's UI time. Here the values are written, and
-        the caches invalidated and a repaint asked for once, and only when a changed row is on screen:
-        changes below the fold are invalidated when the table next paints (a scroll, a cursor move).
-        It uses the DataTable's private `_data` and `_update_count` (textual 8); where those are not
-        there, it falls back to one `update_cell` per cell."""
-        data = getattr(self, "_data", None)
-        if not isinstance(data, dict) or not isinstance(getattr(self, "_update_count", None), int):
-            for _, row, column, value, grows in changes:
-                self.update_cell(row, column, value, update_width=grows)
-            return
-        for _, row, column, value, grows in changes:
-            if grows:  # rare: the public path re-measures the column
-                self.update_cell(row, column, value, update_width=True)
-            else:
-                data[row][column] = value  # RowKey/ColumnKey hash and compare as their strings
-        if not changes:
-            return
-        top, height = self.scroll_offset.y, self.size.height  # rows are one line; the header counts as a margin
-        if height <= 0 or any(top - 1 <= index <= top + height for index, *_ in changes):
-            self._stale = False
-            self._update_count += 1
-            self.refresh()
-        else:
-            self._stale = True
-
-    def render_lines(self, crop: Region) -> list[Strip]:
-        # Every repaint of the table comes through here (a scroll repaints all of it): drop the render
-        # caches that still hold cells changed while they were off screen.
-        if self._stale:
-            self._stale = False
-            self._update_count += 1
-        return super().render_lines(crop)
 
 
 class ProcessesPane(Pane):
@@ -101,11 +54,10 @@ class ProcessesPane(Pane):
         self.reverse = False  # I: the sort turned around
         self.flat = False  # t: every process by the sort alone, no tree
         self.rows: list[Row] = []
+        self._keys: list[str] = []  # the rows' keys (their PIDs), made with the rows
         self.columns: tuple[str, ...] = WIDE_COLUMNS
-        self._shown_keys: list[str] = []
-        self._shown_cells: list[list[object]] = []
-        self._shown_columns: tuple[str, ...] = ()
         self._view: Optional[View] = None
+        self._moment: Optional[Moment] = None  # the moment the rows' cells are made from
         self._row_cache: dict[int, tuple[object, list[object]]] = {}  # pid -> (what the cells show, cells)
         self._idle_at: Optional[int] = None  # index of the idle-for column in self.columns
         self._last_alive: Optional[Snapshot] = None  # the latest snapshot shown with a live process
@@ -116,7 +68,7 @@ class ProcessesPane(Pane):
     def compose(self):
         yield Input(placeholder="filter: PID, name or command line (Enter keeps, Esc clears)", id="proc-filter")
         yield Static("", id="proc-gone")
-        yield ProcessTable(cursor_type="row", zebra_stripes=False, id="proc-table")
+        yield ProcessTable(id="proc-table")
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -141,11 +93,8 @@ class ProcessesPane(Pane):
             self._refresh()
 
     def _set_columns(self) -> None:
-        table = self.table
-        table.clear(columns=True)
-        self._shown_keys = []
-        for name in self.columns:
-            table.add_column(name, key=name)
+        self._row_cache.clear()  # cells are made per column set
+        self.table.set_columns(self.columns)
 
     # ------------------------------------------------------------ data
     def selected_pid(self) -> Optional[int]:
@@ -155,31 +104,28 @@ class ProcessesPane(Pane):
         return self.rows[table.cursor_row].process.pid
 
     def show(self, view: View) -> None:
+        """Only the rows on screen have their cells made (by the table, through `_cells_at`), and only
+        the lines whose cells changed are repainted: the cost of a refresh of a quiet tree does not
+        grow with the number of processes but for the row comparison below."""
         self._view = view
         table = self.table
         keep = self.selected_pid()
         procs = self._rows_to_show(view)
         options = (frozenset(self.collapsed), self.filter_text, self.sort, self.reverse, self.flat)
-        if not (options == self._rows_of[1] and same_items(procs, self._rows_of[0])):  # else the rows stand
+        rebuilt = not (options == self._rows_of[1] and same_items(procs, self._rows_of[0]))
+        if rebuilt:  # else the rows stand
             self.rows = tree_rows(procs, *options)
+            self._keys = [str(r.process.pid) for r in self.rows]
             self._rows_of = (procs, options)
-        moment = view.moment
+            table.set_natural_widths(natural_widths(self.rows))
+        moment = self._moment = view.moment
         self._named = frozenset(moment.named_by_top_cause())
-        keys = [str(r.process.pid) for r in self.rows]
         self._idle_at = self.columns.index("idle") if "idle" in self.columns else None
-        # idle by the engine's rule (the one all-idle uses), read from the Moment: no rule of the UI's own
-        cells = [self._cells(r, moment.idle_for(r.process.pid), moment.is_idle(r.process.pid)) for r in self.rows]
         if len(self._row_cache) > 2 * len(self.rows) + 100:  # forget processes long gone
             shown = {r.process.pid for r in self.rows}
             self._row_cache = {pid: v for pid, v in self._row_cache.items() if pid in shown}
-        if keys == self._shown_keys and self.columns == self._shown_columns:
-            self._update_changed(keys, cells)
-        else:
-            table.clear()
-            for key, c in zip(keys, cells, strict=True):
-                table.add_row(*c, key=key)
-        self._shown_keys, self._shown_cells, self._shown_columns = keys, cells, self.columns
-        if keep is not None:
+        table.show_rows(self._keys, self._cells_at)
+        if rebuilt and keep is not None:  # the cursor stays on its process
             for i, row in enumerate(self.rows):
                 if row.process.pid == keep:
                     if table.cursor_row != i:
@@ -218,31 +164,21 @@ class ProcessesPane(Pane):
         return tuple(ProcessInfo(pid=e.pid, ppid=0, name=e.name, cmdline=e.cmdline, state="X", exited=True)
                      for e in snap.exited)
 
-    def _update_changed(self, keys: list[str], cells: list[list[object]]) -> None:
-        """Same rows as shown: touch only the cells that changed (a full rebuild re-measures every row:
-        seconds at 10,000 processes, where this is a fraction of that)."""
-        table = self.table
-        # A column is re-measured only when a value outgrows it; measuring on every change that is
-        # narrower than the column makes textual rescan the whole column per cell (quadratic).
-        widths = {c: table.columns[ColumnKey(c)].content_width for c in self.columns}
-        changes: list[tuple[int, str, str, object, bool]] = []
-        for index, (key, new, old) in enumerate(zip(keys, cells, self._shown_cells, strict=True)):
-            if new is old:  # the row's cells were reused as they are (see _cells)
-                continue
-            for column, value, before in zip(self.columns, new, old, strict=True):
-                if value is not before and value != before:
-                    grows = len(str(value)) > widths[column]
-                    if grows:
-                        widths[column] = len(str(value))
-                    changes.append((index, key, column, value, grows))
-        table.update_cells(changes)
+    def _cells_at(self, index: int) -> list[object]:
+        """Row `index`'s cells at the moment shown; idle by the engine's rule (the one all-idle uses),
+        read from the Moment: no rule of the UI's own."""
+        row, moment = self.rows[index], self._moment
+        pid = row.process.pid
+        if moment is None:
+            return self._cells(row, None, False)
+        return self._cells(row, moment.idle_for(pid), moment.is_idle(pid))
 
     def _cells(self, row: Row, idle_for: Optional[float], idle: bool) -> list[object]:
         p: ProcessInfo = row.process
         tagged = p.pid in self.tagged
         idle_text = fmt.idle_for(idle_for) if idle_for is not None else "-"
         # Most rows are what they were a second ago but for idle-for: their other cells are kept
-        # and reused (same objects, so the compare in _update_changed is an identity check).
+        # and reused (the same list when nothing changed, so the table's compare is an identity check).
         named = p.pid in self._named
         key = (p, row.depth, row.has_children, row.collapsed, tagged, idle, named, self.columns)
         cached = self._row_cache.get(p.pid)
@@ -263,9 +199,9 @@ class ProcessesPane(Pane):
         marker = "▸ " if row.collapsed else ("▾ " if row.has_children else "  ")
         # ◆: the process hypothesis 1 names (the odd rank, the dead or stopped one), in the tag's place
         label = ("●" if tagged else "◆" if named else " ") + "  " * row.depth + marker + p.name
-        # The table reads a str cell as markup, and a name is the target's choice (`[/]` would end the
-        # app, `w[bold]x` shows as wx): a name with a `[` or a control character is a Text, made visible.
-        # Plain strings otherwise: a Text per cell is most of the cost at 10,000 rows.
+        # A name is the target's choice: one with a control character is made visible (a Text; so is one
+        # with a `[`, kept from when the table read a str as markup: the tests of hostile names pin it).
+        # Plain strings otherwise (the table reads a str as plain text).
         name: object = label if not tagged and not named and "[" not in label and label.isprintable() else \
             Text(visible(label), style="bold cyan" if tagged else "bold yellow" if named else "")
         style = STATE_STYLES.get(p.state) or ("bold #5f87ff" if idle else "")
@@ -305,11 +241,6 @@ class ProcessesPane(Pane):
             return
         self.collapsed.symmetric_difference_update({pid})
         self._refresh()
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        # Enter on a row: the table consumes the key as "select"; collapsing is what select means here
-        event.stop()
-        self.action_toggle_collapse()
 
     def action_toggle_tag(self) -> None:
         pid = self.selected_pid()
@@ -365,6 +296,19 @@ class ProcessesPane(Pane):
         box = self.query_one(Input)
         box.display = bool(self.filter_text)
         self.table.focus()
+
+
+def natural_widths(rows: list[Row]) -> dict[str, int]:
+    """The widest text of the name, wchan and GPU columns over `rows` (as _fresh_cells writes them)."""
+    name = wchan = gpu = 0
+    for row in rows:
+        p = row.process
+        name = max(name, 3 + 2 * row.depth + len(p.name))  # the tag mark, the indent, the fold mark
+        if is_known(p.wchan):
+            wchan = max(wchan, len(p.wchan))
+        if p.gpus:
+            gpu = max(gpu, len(",".join(str(g.gpu_index) for g in p.gpus)))
+    return {"name": name, "wchan": wchan, "GPU": gpu}
 
 
 def target_gone_text(snap: Snapshot, diagnosis: Diagnosis, last_alive: Optional[Snapshot]) -> Text:
