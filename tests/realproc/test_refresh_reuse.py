@@ -22,7 +22,8 @@ from triage_tui.collect import processes as processes_module
 from triage_tui.collect.logs import RECHECK_TICKS, LogsCollector
 from triage_tui.collect.memory import SmapsFigure, SmapsReader
 from triage_tui.collect.proc_table import read_proc_table
-from triage_tui.collect.processes import ProcessCollector, read_run_count
+from triage_tui.collect.process_reads import read_run_count
+from triage_tui.collect.processes import ProcessCollector
 from triage_tui.host.base import CollectOptions
 from triage_tui.model.snapshot import ProcessInfo
 from triage_tui.model.unavailable import is_known

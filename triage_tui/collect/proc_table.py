@@ -13,10 +13,12 @@ can tell an unchanged line by identity (`table.stats[pid] is previous.stats[pid]
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Optional
 
 from ..parse.procfs import ProcStat, parse_stat
+from .held_files import HeldProcFiles
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -133,9 +135,12 @@ class ProcTable:
         return stat is not None and bool(stat.flags & PF_KTHREAD)
 
 
-def read_proc_table(proc: str = "/proc", previous: Optional[ProcTable] = None) -> ProcTable:
+def read_proc_table(proc: str = "/proc", previous: Optional[ProcTable] = None,
+                    held: Optional[HeldProcFiles] = None, watch: Collection[int] = ()) -> ProcTable:
     """Read /proc/*/stat once. A process that exits during the pass is simply not in the table.
-    `previous`: the last pass; an unchanged line keeps its ProcStat (see the module doc)."""
+    `previous`: the last pass; an unchanged line keeps its ProcStat (see the module doc). `held`, `watch`:
+    the stat files of the PIDs in `watch` (last tick's tree) are read through fds kept open across ticks
+    (held_files.py), each for the process the previous pass saw under that PID."""
     table = ProcTable()
     stats, lines, parsed = table.stats, table.lines, table.parsed
     old_lines = previous.lines if previous is not None else {}
@@ -143,17 +148,21 @@ def read_proc_table(proc: str = "/proc", previous: Optional[ProcTable] = None) -
     for name in os.listdir(proc):
         if not name.isdecimal():
             continue
+        pid = int(name)
+        old = old_stats.get(pid) if held is not None and pid in watch else None
         try:
-            raw = read_bytes(f"{proc}/{name}/stat")
+            raw = held.read(pid, old.starttime, "stat") if old is not None and held is not None \
+                else read_bytes(f"{proc}/{name}/stat")
         except OSError:
             continue  # gone between listdir and open, or unreadable: not part of this table
-        pid = int(name)
         if old_lines.get(pid) == raw:
             stats[pid] = old_stats[pid]
             lines[pid] = raw
             continue
         stat = parse_stat(raw.decode("utf-8", "replace"))
         if stat is not None:
+            if old is not None and held is not None and stat.starttime != old.starttime:
+                held.forget((pid, "stat"))  # a new process under the PID: held next tick under its own start
             stats[stat.pid] = stat
             lines[stat.pid] = raw
             parsed.append(stat.pid)

@@ -41,9 +41,10 @@ from typing import Optional
 from ..model.snapshot import ExitedProcess, ProcessInfo
 from ..model.unavailable import Maybe, Unavailable, unavailable_from_error
 from ..parse.procfs import ProcStat, StatusNumbers, parse_stat, parse_status_numbers
+from .held_files import HeldProcFiles
 from .proc_table import CLOCK_TICKS, ProcTable, boot_time, read_cmdline, read_text
 from .process_figures import cheap_reads, io_figures, status_figures
-from .process_reads import exit_code_of_wait_status, exit_status_readable, read_run_count
+from .process_reads import exit_code_of_wait_status, exit_status_readable
 from .process_samples import PSS_DEFAULTS, ZERO_DELTAS, Sample, has_not_run, row_like, status_unchanged
 
 # CPU % is measured over at least this long: the kernel counts CPU time in clock ticks (10 ms), so
@@ -70,6 +71,12 @@ class ProcessCollector:
         self._cmdlines: dict[tuple[int, int, str], tuple[str, ...]] = {}
         # per-process reads by kind ("status", "io", "wchan", "fds", "schedstat", "threads"), since start
         self.reads: Counter[str] = Counter()
+        # each tree process's schedstat (and, through the /proc pass, its stat) stays open across ticks
+        self.held = HeldProcFiles()
+
+    def close(self) -> None:
+        """Close the held /proc files (also done when the collector is dropped)."""
+        self.held.close()
 
     @property
     def exited(self) -> tuple[ExitedProcess, ...]:
@@ -107,9 +114,17 @@ class ProcessCollector:
                                               exit_code=code))
         del self._exited[:-MAX_EXITED]
         self._previous = samples
+        self.held.keep_only(samples)  # a process that left the tree or exited releases its fds
         if len(self._cmdlines) > 4 * len(samples) + 100:  # forget processes long gone
             self._cmdlines = {k: v for k, v in self._cmdlines.items() if k[0] in samples}
         return tuple(rows)
+
+    def _run_count(self, pid: int, starttime: int) -> Optional[int]:
+        """read_run_count through the held schedstat fd of the process that started at `starttime`."""
+        try:
+            return int(self.held.read(pid, starttime, "schedstat").split()[2])
+        except (OSError, ValueError, IndexError):
+            return None
 
     @staticmethod
     def _still_alive(pid: int, starttime: int) -> bool:
@@ -159,7 +174,7 @@ class ProcessCollector:
         # read before status: should it run in between, the next tick sees a new count and re-reads
         run_count = None
         if stat.num_threads == 1 and stat.state != "Z":
-            run_count = read_run_count(pid)
+            run_count = self._run_count(pid, stat.starttime)
             self.reads["schedstat"] += 1
         unchanged = status_unchanged(before, stat, ticks, run_count)
         if unchanged and before is not None and now > before.at:

@@ -81,6 +81,7 @@ class SnapshotCollector:
         self._last_at: Optional[float] = None
         self._table: Optional[ProcTable] = None  # the last /proc pass: its unchanged stat lines are not parsed again
         self._seen_pids: set[int] = set()
+        self._tree: frozenset[int] = frozenset()  # last tick's tree: their stat files are held open
         self._environ_cache: dict[tuple[int, object], dict[str, str]] = {}
         self._pss_fields: dict[int, tuple[object, dict[str, object]]] = {}  # pid -> (figure, its row fields)
         self._target_memory: tuple[tuple[ProcessInfo, ...], Optional[TargetMemory]] = ((), None)
@@ -89,6 +90,7 @@ class SnapshotCollector:
     def close(self) -> None:
         self.smaps.close()
         self.kernel.close()
+        self.processes.close()
 
     def _run(self, name: str, statuses: list[SourceStatus], fallback: T, read: Callable[[], T]) -> T:
         started = time.perf_counter()
@@ -112,9 +114,12 @@ class SnapshotCollector:
         tables: list[ProcTable] = []
 
         def read_processes() -> tuple[ProcessInfo, ...]:
-            table = self._table = read_proc_table(previous=self._table)
+            processes = self.processes
+            table = self._table = read_proc_table(previous=self._table, held=processes.held, watch=self._tree)
             tables.append(table)
-            return self.processes.collect(tree_pids(target, table), table, self._smaps_fields())
+            pids = tree_pids(target, table)
+            self._tree = frozenset(pids)
+            return processes.collect(pids, table, self._smaps_fields())
 
         no_processes: tuple[ProcessInfo, ...] = ()
         processes = self._run("processes", statuses, no_processes, read_processes)

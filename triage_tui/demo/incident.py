@@ -150,7 +150,11 @@ class DemoIncident:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise DemoError(f"the demo did not become ready in {self.startup_timeout_s:.0f} s{self._log_tail()}")
-            readable, _, _ = select.select([ready_r], [], [], min(left, 1.0))
+            # poll, not select: select() cannot take an fd numbered 1024 or more, and a collector in this
+            # process may hold thousands of /proc files open (collect/held_files.py)
+            poller = select.poll()
+            poller.register(ready_r, select.POLLIN)
+            readable = poller.poll(min(left, 1.0) * 1000)
             if readable:
                 data = os.read(ready_r, 4096)
                 if not data:
