@@ -76,7 +76,8 @@ def _obs(oid: str, text: str, source: str, at: float, pids: Sequence[int] = (), 
 
 
 def _lexicon(evidence: PasteEvidence, present: set[str], at: float) -> list[Observation]:
-    """One observation per lexicon id found in the pieces the log reader did not already scan."""
+    """One observation per lexicon id found in the pieces the log reader did not already scan, then one per prose row
+    id told in any piece (the live log reader never reads those)."""
     out: list[Observation] = []
     seen: set[str] = set(present)
     for no, line in evidence.signal_lines:
@@ -86,6 +87,12 @@ def _lexicon(evidence: PasteEvidence, present: set[str], at: float) -> list[Obse
             seen.add(sig.id)
             out.append(_obs(sig.id, f"{sig.means} (line {no}): {quote(line.strip(), 160)}", "pasted text", at,
                             line=line.strip()[:200], line_no=no))
+    for no, words, sig in evidence.told:  # a mechanism told in words (parse/prose_lexicon.py), in any piece
+        if sig.id in seen:
+            continue
+        seen.add(sig.id)
+        out.append(_obs(sig.id, f"{sig.means} (line {no}): {quote(words.strip(), 160)}", "pasted text", at,
+                        line=words.strip()[:200], line_no=no))
     return out
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..parse.prose_lexicon import PROSE
 from ..parse.signal_lexicon import LEXICON
 from .wait_kinds import KINDS
 
@@ -148,8 +149,14 @@ _ALL: tuple[ObservationKind, ...] = (
 _LEXICON: tuple[ObservationKind, ...] = tuple(
     ObservationKind(oid, "logs", means) for oid, means in dict((s.id, s.means) for s in reversed(LEXICON)).items())
 
-VOCABULARY: dict[str, ObservationKind] = {kind.id: kind for kind in (*_ALL, *_LEXICON)}
-assert len(VOCABULARY) == len(_ALL) + len(_LEXICON), "an observation id is registered twice"
+# the prose rows (parse/prose_lexicon.py): a mechanism told in words, read in pastes only; a row may share a log row's id
+_LOG_IDS = {kind.id for kind in _LEXICON}
+_PROSE: tuple[ObservationKind, ...] = tuple(
+    ObservationKind(oid, "pasted text", means) for oid, means in dict((s.id, s.means) for s in reversed(PROSE)).items()
+    if oid not in _LOG_IDS)
+
+VOCABULARY: dict[str, ObservationKind] = {kind.id: kind for kind in (*_ALL, *_LEXICON, *_PROSE)}
+assert len(VOCABULARY) == len(_ALL) + len(_LEXICON) + len(_PROSE), "an observation id is registered twice"
 
 
 class UnknownObservation(KeyError):

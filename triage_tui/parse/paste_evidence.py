@@ -28,7 +28,8 @@ from . import curl_text, dmesg, faulthandler, free, gdb_text, kernel_stack, log_
 from . import system_text
 from .paste_split import PastePart, split_paste
 from .prose_figures import ProseFigure, figures_in
-from .signal_lexicon import scan_line
+from .prose_lexicon import told_in
+from .signal_lexicon import Signal, scan_line
 from .text_errors import ParseError
 from .torchrun_summary import failures
 
@@ -39,6 +40,7 @@ class PasteEvidence:
     snapshot: Snapshot
     stacks: tuple[ProcessStacks, ...]  # raw: the diagnosis side classifies and groups them
     signal_lines: tuple[tuple[int, str], ...] = ()  # (line number, text) of every line outside tables and logs
+    told: tuple[tuple[int, str, Signal], ...] = ()  # (line number, words, row): mechanisms told in words (prose_lexicon)
     prose: tuple[ProseFigure, ...] = ()  # figures quoted in sentences ("GPU util 100 % at 19 W")
     vmstat: Optional["system_text.VmstatFigures"] = None
     connecting: tuple[str, ...] = ()  # peers a socket is still trying to reach (ss / netstat SYN-SENT)
@@ -84,6 +86,7 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
     stacks: list[ProcessStacks] = []
     prose: list[ProseFigure] = []
     signal_lines: list[tuple[int, str]] = []
+    told: list[tuple[int, str, Signal]] = []
     vmstat: Optional[system_text.VmstatFigures] = None
     connects: list[str] = []
     unit = 1024
@@ -152,7 +155,7 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
                 found_events = dmesg.parse_kernel_lines(part.text)
                 events.extend(found_events)
                 signal_lines.extend(enumerate(part.text.split(chr(10)), part.first_line))
-                signals = sorted({sig.id for ln in part.text.split(chr(10)) for sig in scan_line(ln)})
+                signals = _signal_ids(part, told)
                 used_as = f"kernel log, {len(found_events)} OOM-kill/segfault event(s)" + (
                     f" ({', '.join(signals)})" if signals else "")
             elif part.kind == "curl":
@@ -170,7 +173,7 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
                 note = "" if found_probes else "curl output without a connect result"
             elif part.kind in ("log", "traceback"):
                 logs.append(part.text)
-                signals = sorted({sig.id for ln in part.text.split(chr(10)) for sig in scan_line(ln)})
+                signals = _signal_ids(part, told)
                 what = "a Python traceback" if part.kind == "traceback" else "log lines"
                 died = failures(part.text)
                 if died:
@@ -181,7 +184,7 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
                 found_prose = figures_in(numbered)
                 prose.extend(found_prose)
                 signal_lines.extend(numbered)
-                signals = sorted({sig.id for _, ln in numbered for sig in scan_line(ln)})
+                signals = _signal_ids(part, told)
                 bits = [f"{len(found_prose)} figure(s) quoted in prose ({', '.join(sorted({f.kind for f in found_prose}))})"
                         if found_prose else "", f"signal words ({', '.join(signals)})" if signals else ""]
                 used_as = "; ".join(b for b in bits if b)
@@ -189,8 +192,49 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
         except (ParseError, ValueError, KeyError, IndexError) as exc:
             note = f"could not parse: {exc}"
         done.append(replace(part, used=bool(used_as), used_as=used_as, note=note))
+    done = _told_over_lines(done, told)
     return PasteEvidence(tuple(done), _snapshot(now, processes, system, gpus, logs, events, probes, done),
-                         tuple(stacks), tuple(signal_lines), tuple(prose), vmstat, tuple(connects))
+                         tuple(stacks), tuple(signal_lines), tuple(told), vmstat=vmstat, prose=tuple(prose),
+                         connecting=tuple(connects))
+
+
+def _signal_ids(part: PastePart, told: list[tuple[int, str, Signal]]) -> list[str]:
+    """The lexicon's ids on the part's lines and the prose rows told in them (added to `told`), for its used_as."""
+    numbered = list(enumerate(part.text.split(chr(10)), part.first_line))
+    hits = [h for h in told_in(numbered, paragraph=False) if h[2].id not in {sig.id for _, _, sig in told}]
+    told.extend(hits)
+    return sorted({sig.id for _, ln in numbered for sig in scan_line(ln)} | {sig.id for _, _, sig in hits})
+
+
+def _told_over_lines(parts: list[PastePart], told: list[tuple[int, str, Signal]]) -> list[PastePart]:
+    """People wrap their sentences: each run of adjacent prose lines (text parts, and the lines of log parts that are
+    no log record: a sentence with a signal word starts a log part) is read again as one paragraph, for prose rows no
+    single line carried. A hit is added to `told` and named in the used_as of the part its words start in."""
+    runs: list[list[tuple[int, str]]] = []
+    for part in parts:
+        if part.kind not in ("text", "log"):
+            continue
+        for no, line in enumerate(part.text.split(chr(10)), part.first_line):
+            if part.kind == "log" and log_text.LOG_LINE.match(line) or not line.strip():
+                continue
+            if runs and runs[-1][-1][0] == no - 1:
+                runs[-1].append((no, line))
+            else:
+                runs.append([(no, line)])
+    out = list(parts)
+    for run in runs:
+        if len(run) < 2:
+            continue
+        for no, words, sig in told_in(run, paragraph=True):
+            if sig.id in {s.id for _, _, s in told}:
+                continue
+            told.append((no, words, sig))
+            k = next(i for i, p in enumerate(out) if p.first_line <= no <= p.last_line)
+            p = out[k]
+            said = f"told in words over several lines ({sig.id})"
+            out[k] = replace(p, used=True, used_as=f"{p.used_as}; {said}" if p.used_as else said,
+                             note="" if not p.used_as else p.note)
+    return out
 
 
 def _snapshot(now, processes, system, gpus, logs, events, probes, parts) -> Snapshot:

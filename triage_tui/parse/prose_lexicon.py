@@ -1,0 +1,139 @@
+"""The prose lexicon: a mechanism told in words (issue bodies, chat), what each wording is evidence for, and where
+it was learned. Data, not code, like the signal lexicon (signal_lexicon.py), and read only by `triage diagnose`.
+
+The signal lexicon holds what programs print (a log line, a kernel line); a live log tail is scanned with it. The
+rows here hold what people write when they explain a hang ("the child inherits the lock held at fork time", "the
+executor segfaults and the main process hangs", "not all of them arrived"): no program prints that, so the live
+engine never reads them. A paste is scanned with both.
+
+People wrap their sentences: a paragraph (a run of prose lines without a blank line) is also read as one line, so
+a story told over two lines is found; each hit keeps the number of the line it starts on.
+
+Sources: every row names a case of the corpus's seen sets (tests/corpus/cases .. cases-6) it was learned from; the
+module's tests (tests/unit/test_prose_lexicon.py) show each row on the real text of the seen cases it fires on.
+Patterns are linear like the signal lexicon's: bounded gaps ({0,200}), alternations of literals.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .signal_lexicon import HEDGE, Signal
+
+# a paragraph read as one line is cut here (a prose paragraph is far shorter; a pasted blob is not prose)
+MAX_PARAGRAPH = 8000
+
+
+def _p(oid: str, means: str, pattern: str, source: str, stated: bool = False) -> Signal:
+    return Signal(oid, means, re.compile(pattern, re.I), source, False, stated)
+
+
+# a fork named as the mechanism (os.fork(), "forks the worker", "forked child", "after fork", "got forked"), never
+# a repository's fork ("my fork of the repo")
+_FORK = (r"(?:\bos\.fork\(\)|\bfork\(\)|\bfork(?:s|ed|ing)? (?:off )?(?:the |a |its |new |worker )?(?:process(?:es)?|workers?"
+         r"|child(?:ren)?|subprocess(?:es)?)\b|\bforked (?:child|children|process(?:es)?|workers?|subprocess(?:es)?)\b"
+         r"|\bafter (?:a |the )?fork\b|\b(?:got|been|be|is|was|were) forked\b|\bfork (?:start method|context|mode)\b)")
+_LOCKED = r"\b(?:lock(?:s|ed)?|deadlock(?:s|ed)?|hangs?|hanging|hung|stuck)\b"
+_HANG = r"\b(?:hangs?|hanging|hung|stuck|waits?|waiting|blocks?|blocked|deadlock(?:s|ed)?)\b"
+
+PROSE: tuple[Signal, ...] = (
+    # --- a lock inherited across fork
+    _p("told-fork-lock", "a lock inherited across fork, told in words (a thread held it when the process forked; "
+       "in the child no thread can release it)",
+       _FORK + r"[^\n]{0,200}?" + _LOCKED + r"|\b(?:lock(?:s|ed)?|deadlock(?:s|ed)?)\b[^\n]{0,200}?" + _FORK,
+       "https://github.com/getsentry/sentry-python/issues/6149"),
+    _p("told-fork-lock", "a worker or child blocked on a lock, told in words (the lock a forked child inherits held)",
+       r"\b(?:workers?|child(?:ren)?|subprocess(?:es)?)\b[^\n]{0,40}?\b(?:is |are )?(?:blocked|stuck|hangs?|hanging|waits?"
+       r"|waiting|deadlock(?:s|ed)?)\b[^\n]{0,80}?\block\b",
+       "https://github.com/benoitc/gunicorn/issues/3529"),
+    # --- a worker that died while the others wait for it
+    _p("log-segfault", "a segmentation fault", r"\bsegfault(?:s|ed|ing)?\b|\bseg(?:mentation)?[ -]faults?\b",
+       "https://github.com/ojii/django-better-test/issues/3"),
+    _p("told-crash-others-wait", "a worker died (crashed, raised, segfaulted) and the others wait for it, told in words",
+       r"\b(?:hangs?|hanging|hung|stuck|waits?|waiting|deadlocks?)\b[^\n]{0,60}?\b(?:after|on|during|because of) (?:an? |the )?"
+       r"(?:exception|error|crash)\b|\b(?:exception|crash(?:es|ed)?|dies|died|raises?|raised|segfaults?|segfaulted)\b"
+       r"[^\n]{0,80}?\b(?:the )?(?:main|parent|master|other|remaining|rest of the)(?: gpu)? (?:workers?|ranks?|process(?:es)?"
+       r"|nodes?)\b[^\n]{0,60}?" + _HANG,
+       "https://github.com/dmlc/xgboost/issues/11217"),
+    # --- a rank, host or task that never joined
+    _p("log-rank-late", "some ranks never arrived (still starting, pending or gone) while the others wait, told in words",
+       r"\bnot all (?:of )?(?:them|the \w{1,20}|ranks|hosts|workers|processes|nodes|threads|participants|peers|tasks) "
+       r"(?:have )?(?:arrived|joined|reached|checked in|connected|registered)\b"
+       r"|\b(?:(?:its |a |the )?siblings?(?: replicas?| tasks?| hosts?| nodes?)?|other (?:hosts?|ranks?|workers?|replicas?|nodes?"
+       r"|tasks?)|(?:a )?(?:random )?(?:subset|some) of (?:the )?(?:hosts|ranks|workers|replicas|nodes|tasks))\b[^\n]{0,30}?"
+       r"\bstill (?:pending|provisioning|loading|starting|booting|initiali[sz]ing|setting up|syncing|doing)\b"
+       r"|\b(?:the )?(?:other|remaining|already[- ]registered)(?: gpu)? (?:processes|ranks|workers|hosts|nodes|tasks)\b"
+       r"[^\n]{0,30}?\b(?:wait(?:s|ing)?|hit \w{0,20}(?:DEADLINE|timeout)\w{0,20}|time out|timed out)\b",
+       "https://github.com/marin-community/marin/issues/5480"),
+    # --- I/O the kernel cannot interrupt
+    _p("told-d-state", "a process in uninterruptible sleep (D state), told in words: a wait on I/O that not even "
+       "SIGKILL ends",
+       r"\bD[- ]state\b|\buninterruptible\b[^\n]{0,20}?\b(?:sleep|wait|I/O|IO|state|disk)|\bdisk[- ]?wait\b"
+       r"|\b(?:cannot|can't|could not|couldn't) be killed\b|\bunkillable\b",
+       "https://github.com/marmos91/dittofs/issues/670"),
+    _p("told-netfs-stuck", "a network filesystem that stops answering (NFS): every access to it blocks in the kernel",
+       r"\bnfs[34]?\b[^\n]{0,120}?\b(?:not available|unavailable|not respon\w{0,5}|unresponsive|unreachable|hangs?|hung"
+       r"|hanging|stuck|blocked|D[- ]state)\b|\b(?:hangs?|hung|hanging|stuck|blocked)\b[^\n]{0,120}?\bnfs[34]?\b"
+       r"|\btype nfs4?\b[^\n]{0,300}?[(,]hard[,)]",
+       "https://github.com/giampaolo/psutil/issues/1931"),
+    # --- slow, not stuck
+    _p("log-compiling", "compiling (JIT / CUDA graphs / Triton / autotuning), told in words",
+       r"\bcompil(?:ation|e|ing)\b[^\n]{0,40}?\b(?:time|takes?|took|taking|slow|slower|long|minutes?|hours?|min)\b"
+       r"|\b(?:was|is|still|were|keeps?) compiling\b",
+       "https://github.com/pytorch/pytorch/issues/148073"),
+    _p("log-loading", "loading weights, told in words (minutes to load or initialise, every rank reading the checkpoint)",
+       r"\b(?:takes?|took|taking)\b[^\n]{0,30}?\b\d{1,4}\+? ?(?:min(?:ute)?s?|hours?|h)\b[^\n]{0,40}?\bto (?:complete )?"
+       r"(?:load|initiali[sz]e|start)|\b(?:each|every) (?:rank|process|worker|gpu)\b[^\n]{0,20}?\b(?:reads?|loads?)\b"
+       r"[^\n]{0,30}?\b(?:ckpt|checkpoint|weights|model)",
+       "https://github.com/Lightning-AI/pytorch-lightning/issues/21017"),
+)
+
+IDS = tuple(dict.fromkeys(s.id for s in PROSE))
+
+
+def scan_told(line: str) -> list[Signal]:
+    """The prose rows a line (or a paragraph read as one line) carries: one per id; a statement row not on a line
+    that supposes."""
+    hits: dict[str, Signal] = {}
+    for s in PROSE:
+        if s.id not in hits and s.pattern.search(line):
+            hits[s.id] = s
+    if any(s.stated for s in hits.values()) and HEDGE.search(line):
+        return [s for s in hits.values() if not s.stated]
+    return list(hits.values())
+
+
+def told_in(numbered: Sequence[tuple[int, str]], paragraph: bool) -> list[tuple[int, str, Signal]]:
+    """(line number, the words, row) of every prose row found in these lines, first hit per id: each line alone (the
+    line is quoted), or with `paragraph` the lines joined into one (the words that matched are quoted, with the
+    number of the line they start on). A long run of lines is read in windows of at most MAX_PARAGRAPH characters,
+    each starting one line before the last one ended, so that every sentence of a long story is read once whole."""
+    found: dict[str, tuple[int, str, Signal]] = {}
+    if not paragraph:
+        for no, line in numbered:
+            for s in scan_told(line.strip()):
+                found.setdefault(s.id, (no, line, s))
+        return sorted(found.values(), key=lambda hit: hit[0])
+    i = 0
+    while i < len(numbered) - 1:
+        starts: list[tuple[int, int]] = []
+        pieces: list[str] = []
+        at, j = 0, i
+        while j < len(numbered) and (at == 0 or at + len(numbered[j][1]) < MAX_PARAGRAPH):
+            piece = numbered[j][1].strip()[:MAX_PARAGRAPH]
+            starts.append((at, numbered[j][0]))
+            pieces.append(piece)
+            at += len(piece) + 1
+            j += 1
+        joined = " ".join(pieces)
+        for s in PROSE:
+            if s.id in found:
+                continue
+            m = s.pattern.search(joined)
+            if m is None or (s.stated and HEDGE.search(joined)):
+                continue
+            no = next(n for off, n in reversed(starts) if off <= m.start())
+            found[s.id] = (no, m.group(0), s)  # the words that matched: they run over several lines
+        i = max(j - 1, i + 1)
+    return sorted(found.values(), key=lambda hit: hit[0])
