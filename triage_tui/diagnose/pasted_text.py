@@ -31,6 +31,7 @@ from .engine import Diagnosis, observe
 from .figures import quote
 from .hypotheses import evaluate
 from .observations import Thresholds
+from .paste_frames import frames_of_note
 from .stack_reading import classify, group_processes
 from .vocabulary import register
 
@@ -38,6 +39,7 @@ PASTE_OBSERVATIONS = (
     "prose-gpu-busy-low-power", "prose-gpu-busy", "prose-gpu-idle", "prose-cpu-idle", "prose-cpu-busy", "prose-stuck",
     "prose-rss", "oom-kill-elsewhere", "segfault-elsewhere", "stacks-one-in-collective", "stacks-one-waiting",
     "stacks-one-lock", "vmstat-blocked", "socket-connecting", "gpu-busy-low-watts", "log-several-ranks", "log-ranks-missing", "shm-nearly-full", "stacks-file-lock", "stacks-atexit-lock",
+    "stacks-fork-lock",
 )
 
 _RANK = re.compile(r"\[(?:Rank|rank) ?(\d{1,5})\]")
@@ -45,7 +47,6 @@ _RANK = re.compile(r"\[(?:Rank|rank) ?(\d{1,5})\]")
 _NCCL_PREFIX = re.compile(r"^[\w.-]{1,128}:(\d{1,10}):\d{1,10} \[(\d{1,4})\] NCCL ")
 _TIMEOUT_LINE = re.compile(r"Watchdog caught collective operation timeout|Timeout at NCCL work|timed out in blocking wait")
 _SHM_DF = re.compile(r"\s(\d{1,3})%\s{1,8}/dev/shm\s*$")
-_ATEXIT = re.compile(r"cxa_atexit|__new_exitfn|__internal_atexit|exit_funcs_lock")
 
 
 @dataclass(frozen=True)
@@ -246,31 +247,6 @@ def _nccl_collectives(text: str, at: float) -> list[Observation]:
     return []
 
 
-def _frames_of_note(capture: Optional[StackCapture], at: float) -> list[Observation]:
-    """Frames that name a cause on their own: a lock-file wait (FileBaton), glibc's atexit lock (held across fork), a
-    GPU kernel's own frame (cuda-gdb)."""
-    if capture is None:
-        return []
-    out: list[Observation] = []
-    for proc in capture.processes:
-        for t in proc.threads:
-            for f in t.frames:
-                where = f"{f.function} ({f.file or f.module})"
-                if f.file.endswith("file_baton.py") or "FileBaton" in f.function or "filelock" in f.file:
-                    if not any(o.id == "stacks-file-lock" for o in out):
-                        out.append(_obs("stacks-file-lock", f"PID {proc.pid} waits on a lock file: {where}", "stacks", at,
-                                        [proc.pid], frame=where))
-                elif "<<<(" in f.function:  # cuda-gdb: a thread of a GPU kernel, `kernel<<<(grid),(block)>>>`
-                    if not any(o.id == "log-gpu-kernel-stuck" for o in out):
-                        out.append(_obs("log-gpu-kernel-stuck", f"cuda-gdb shows a thread inside a GPU kernel: {where} "
-                                        "(the device is still running it)", "stacks", at, [proc.pid], frame=where))
-                elif _ATEXIT.search(f.function):
-                    if not any(o.id == "stacks-atexit-lock" for o in out):
-                        out.append(_obs("stacks-atexit-lock", f"PID {proc.pid} is inside glibc's atexit lock: {where} "
-                                        "(a lock a forked child can inherit held)", "stacks", at, [proc.pid], frame=where))
-    return out
-
-
 def _system(evidence: PasteEvidence, at: float) -> list[Observation]:
     """vmstat's blocked count, sockets still connecting, and a GPU at full utilisation on little power when its
     limit was not pasted (dmon): the live engine reads these from /proc, sock_diag and NVML instead."""
@@ -301,7 +277,7 @@ def diagnose_text(text: str, now: float = 0.0) -> PastedDiagnosis:
     observations = _scoped(observations, evidence.snapshot, capture)
     present = {o.id for o in observations}
     observations += (_lexicon(evidence, present, now) + _prose(evidence.prose, now) + _one_look_stacks(capture, now)
-                     + _ranks_and_shm(text, now) + _frames_of_note(capture, now) + _system(evidence, now))
+                     + _ranks_and_shm(text, now) + frames_of_note(capture, now) + _system(evidence, now))
     if not any(o.id == "log-collective-mismatch" for o in observations):
         observations += _nccl_collectives(text, now)
     return PastedDiagnosis(evidence.parts, Diagnosis(tuple(observations), evaluate(observations), ()), capture)

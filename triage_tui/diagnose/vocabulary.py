@@ -142,6 +142,8 @@ _ALL: tuple[ObservationKind, ...] = (
             ("stacks-subprocess", "main threads waiting for a child process"),
             ("stacks-file-lock", "a process waits on a lock file"),
             ("stacks-atexit-lock", "a process waits on glibc's atexit lock (a lock inherited over fork)"),
+            ("stacks-fork-lock", "a pasted dump's lock wait with no holder after a fork (a forked child's, or the "
+                                 "import or logging lock with no thread inside)"),
             *((f"stacks-odd-{kind}", f"the odd rank waits in: {kind}") for kind in KINDS)),
 )
 

@@ -154,6 +154,11 @@ WAIT_RULES: tuple[WaitRule, ...] = (
     _rule("lock", SPECIFIC, function=r"^(SemLock\.__enter__|SemLock\.acquire|Lock\.acquire|RLock\.acquire)$",
           file=r"multiprocessing/synchronize\.py$", why="multiprocessing lock"),
     _rule("lock", SPECIFIC, function=r"(^|\.)acquire$", file=r"/filelock/", why="file lock"),
+    # the locks a fork most often copies held (the import machinery's per-module lock, logging's): waits on a lock
+    _rule("lock", SPECIFIC, function=r"^(_ModuleLock\.acquire|_lock_unlock_module|_get_module_lock)$",
+          file=r"importlib\._bootstrap|importlib/_bootstrap", why="a module's import lock"),
+    _rule("lock", SPECIFIC, function=r"^(Handler\.acquire|_acquireLock)$", file=r"logging/__init__\.py$",
+          why="logging's lock"),
     _rule("file-io", SPECIFIC, function=r"^(load|_load|load_file|safe_open|_legacy_load)$",
           file=r"(torch/serialization|safetensors/torch)\.py$", why="reading weights"),
     _rule("file-io", SPECIFIC, function=r"^(copyfileobj|copyfile|copy2?|_fastcopy_sendfile)$", file=r"/shutil\.py$"),
