@@ -188,3 +188,23 @@ def test_the_accounting_names_what_was_told_and_the_live_log_reader_never_reads_
     told_only = {s.id for s in PROSE} - {"log-segfault", "log-rank-late", "log-compiling", "log-loading"}
     live = {i for i, _, _ in scan_log_lines(SENTRY.split("\n") + GUNICORN.split("\n"))}
     assert not live & told_only
+
+
+def test_a_log_that_stops_where_a_forked_worker_starts_is_a_fork_inherited_lock() -> None:
+    # https://github.com/celery/celery/issues/496 (the remark typed after the last record is not a record)
+    celery = """However every now and then one worker does _not_ restart. The last lines in the logfile are:
+
+[2011-10-03 18:53:04,620: INFO/PoolWorker-92] process shutting down
+[2011-10-03 18:53:04,622: INFO/PoolWorker-92] process exiting with exitcode 0
+[2011-10-03 18:53:04,622: INFO/MainProcess] Task XXXX[eba55059-163a-465d-b871-be0211533ba1] succeeded in 0.59160900116s: None
+[2011-10-03 18:53:04,960: INFO/PoolWorker-93] child process calling self.run()
+... after this ... nothing.
+
+Sometimes it works fine for some hours then it just stops here."""
+    assert _causes(celery)[:1] == ["fork-inherited-lock"] and "log-ends-at-child-start" in _ids(celery)
+    # gunicorn#3529 says it in prose: "last attempted log line is typically `Booting worker with pid: ...`"
+    assert "log-ends-at-child-start" in _ids(GUNICORN)
+    # a worker that started and then served is no worker stuck at its start
+    served = """[2024-05-01 10:00:00 +0000] [7] [INFO] Booting worker with pid: 7
+[2024-05-01 10:00:03 +0000] [7] [INFO] GET /health 200"""
+    assert "log-ends-at-child-start" not in _ids(served)

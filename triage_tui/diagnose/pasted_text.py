@@ -24,6 +24,7 @@ from ..model.diagnosis import Observation
 from ..model.snapshot import Snapshot
 from ..model.stacks import ProcessStacks, StackCapture
 from ..parse.paste_evidence import PasteEvidence, evidence_from_paste
+from ..parse.log_text import LOG_LINE
 from ..parse.paste_split import PastePart
 from ..parse.prose_figures import ProseFigure
 from ..parse.signal_lexicon import scan_line
@@ -39,13 +40,17 @@ PASTE_OBSERVATIONS = (
     "prose-gpu-busy-low-power", "prose-gpu-busy", "prose-gpu-idle", "prose-cpu-idle", "prose-cpu-busy", "prose-stuck",
     "prose-rss", "oom-kill-elsewhere", "segfault-elsewhere", "stacks-one-in-collective", "stacks-one-waiting",
     "stacks-one-lock", "vmstat-blocked", "socket-connecting", "gpu-busy-low-watts", "log-several-ranks", "log-ranks-missing", "shm-nearly-full", "stacks-file-lock", "stacks-atexit-lock",
-    "stacks-fork-lock",
+    "stacks-fork-lock", "log-ends-at-child-start",
 )
 
 _RANK = re.compile(r"\[(?:Rank|rank) ?(\d{1,5})\]")
 # NCCL_DEBUG lines start `host:pid:tid [cuda device] NCCL INFO ...`: each (pid, device) pair is one rank's communicator
 _NCCL_PREFIX = re.compile(r"^[\w.-]{1,128}:(\d{1,10}):\d{1,10} \[(\d{1,4})\] NCCL ")
 _TIMEOUT_LINE = re.compile(r"Watchdog caught collective operation timeout|Timeout at NCCL work|timed out in blocking wait")
+# a forked worker's first words: multiprocessing's and billiard's "child process calling self.run()" (their logger
+# at INFO), gunicorn's "Booting worker with pid: N"
+_CHILD_START = re.compile(r"child process calling self\.run\(\)|Booting worker with pid")
+_LAST_SAID = re.compile(r"\blast (?:attempted |printed |logged )?(?:log )?(?:line|message|output)\b", re.I)
 _SHM_DF = re.compile(r"\s(\d{1,3})%\s{1,8}/dev/shm\s*$")
 
 
@@ -247,6 +252,23 @@ def _nccl_collectives(text: str, at: float) -> list[Observation]:
     return []
 
 
+def _ends_at_child_start(evidence: PasteEvidence, at: float) -> list[Observation]:
+    """The log stops where a forked worker announces its start (the pasted log's last line, or prose saying that
+    this is the last line): the child blocked before its first task, where a lock copied held across fork stops it."""
+    logs = [p for p in evidence.parts if p.kind == "log"]
+    lines = [ln for ln in logs[-1].text.split("\n") if ln.strip()] if logs else []
+    # the last record: a log's own line (a remark typed after it, "... after this ... nothing.", is not one)
+    last = next((ln for ln in reversed(lines) if LOG_LINE.match(ln)), lines[-1] if lines else "")
+    if last and _CHILD_START.search(last):
+        return [_obs("log-ends-at-child-start", f"the log ends where a forked worker starts: {quote(last.strip(), 100)}",
+                     "pasted text", at)]
+    for no, line in evidence.signal_lines:
+        if _CHILD_START.search(line) and _LAST_SAID.search(line):
+            return [_obs("log-ends-at-child-start", f"the last log line is a forked worker's start (line {no}): "
+                         f"{quote(line.strip(), 100)}", "pasted text", at, line_no=no)]
+    return []
+
+
 def _system(evidence: PasteEvidence, at: float) -> list[Observation]:
     """vmstat's blocked count, sockets still connecting, and a GPU at full utilisation on little power when its
     limit was not pasted (dmon): the live engine reads these from /proc, sock_diag and NVML instead."""
@@ -277,7 +299,8 @@ def diagnose_text(text: str, now: float = 0.0) -> PastedDiagnosis:
     observations = _scoped(observations, evidence.snapshot, capture)
     present = {o.id for o in observations}
     observations += (_lexicon(evidence, present, now) + _prose(evidence.prose, now) + _one_look_stacks(capture, now)
-                     + _ranks_and_shm(text, now) + frames_of_note(capture, now) + _system(evidence, now))
+                     + _ranks_and_shm(text, now) + frames_of_note(capture, now) + _system(evidence, now)
+                     + _ends_at_child_start(evidence, now))
     if not any(o.id == "log-collective-mismatch" for o in observations):
         observations += _nccl_collectives(text, now)
     return PastedDiagnosis(evidence.parts, Diagnosis(tuple(observations), evaluate(observations), ()), capture)

@@ -435,6 +435,8 @@ ROWS: tuple[Row, ...] = (
     Row("io-blocked", "told-d-state", 0.45, "told: uninterruptible, so a wait on I/O"),
     Row("io-blocked", "told-netfs-stuck", 0.4, "told: the network filesystem does not answer"),
     Row("fork-inherited-lock", "stacks-fork-lock", 0.6, "the lock's holder is a thread the forked child does not have"),
+    Row("fork-inherited-lock", "log-ends-at-child-start", 0.35, "the worker hung before its first task, where an "
+        "inherited lock stops a forked child"),
     Row("deadlock", "stacks-fork-lock", -0.2, "no thread of the process holds the lock: inherited, not a cycle"),
     Row("gpu-lost", "log-nvrm-error", 0.45, "the GPU's driver failed an operation on it"),
     Row("collective-mismatch", "log-horovod-stall", 0.4, "Horovod: ranks submit different tensors (or only some submit)"),

@@ -62,6 +62,7 @@ _ALL: tuple[ObservationKind, ...] = (
             ("log-silent", "no byte written to a followed log for silent_after_s"),
             ("log-silent-after-load", "silence right after a finished progress bar"),
             ("log-ends-after-load", "a pasted log ends at a finished progress bar"),
+            ("log-ends-at-child-start", "a pasted log ends where a forked worker announces its start"),
             ("log-active", "a followed log wrote recently"),
             ("log-progress", "a progress bar is advancing"),
             ("log-steps-advancing", "the log's loop counter (step, iter, epoch, batch) rose during the watch")),
