@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Optional
 
 from ..model.snapshot import LogTail, ProcessInfo
 
@@ -113,16 +114,23 @@ def read_environ(pid: int, proc_root: str = "/proc") -> dict[str, str]:
     return out
 
 
-def named_ports(processes: Sequence[ProcessInfo], environs: dict[int, dict[str, str]],
-                logs: Sequence[LogTail]) -> list[NamedPort]:
-    """Every port the tree names, first naming kept, a store port never re-labelled http, at most MAX_NAMED."""
-    found: dict[int, NamedPort] = {}
+def named_by_processes(processes: Sequence[ProcessInfo], environs: dict[int, dict[str, str]]) -> list[NamedPort]:
+    """The ports the live processes' command lines and environments name, in tree order."""
     candidates: list[NamedPort] = []
     for p in processes:
         if p.exited or p.state == "Z":
             continue
         candidates += from_cmdline(p)
         candidates += from_environ(p.pid, environs.get(p.pid, {}))
+    return candidates
+
+
+def named_ports(processes: Sequence[ProcessInfo], environs: dict[int, dict[str, str]],
+                logs: Sequence[LogTail], by_processes: Optional[Sequence[NamedPort]] = None) -> list[NamedPort]:
+    """Every port the tree names, first naming kept, a store port never re-labelled http, at most MAX_NAMED.
+    `by_processes`: named_by_processes of these rows, when the caller kept it (the same rows as last tick)."""
+    found: dict[int, NamedPort] = {}
+    candidates = list(by_processes) if by_processes is not None else named_by_processes(processes, environs)
     candidates += from_logs(logs)
     for named in candidates:
         if named.port not in found:

@@ -117,9 +117,15 @@ class StreamLinks:
         self._links: dict[tuple[int, object], tuple[Stream, ...]] = {}
         self._rows: dict[tuple[int, object], object] = {}
         self.rechecks = 0  # written_targets calls, for the tests
+        self._last: tuple[Sequence[Union[ProcessInfo, int]], list[tuple[int, tuple[Stream, ...]]]] = ((), [])
 
     def paths(self, processes: Sequence[Union[ProcessInfo, int]]) -> list[tuple[str, str]]:
         self._tick += 1
+        if processes is self._last[0] and isinstance(processes, tuple) and \
+                not any(isinstance(p, int) for p in processes[:1]):
+            # last tick's very tuple of rows: every row is last tick's object, so none is re-checked on its turn
+            # (see above) and the links are last tick's; only the files' mtimes are looked at again
+            return _pick_files(self._last[1], self.proc_root)
         links: dict[tuple[int, object], tuple[Stream, ...]] = {}
         rows: dict[tuple[int, object], object] = {}
         ordered = []
@@ -135,5 +141,6 @@ class StreamLinks:
             rows[key] = p
             ordered.append((pid, streams))
         self._links, self._rows = links, rows  # processes gone from the tree are forgotten
+        self._last = (processes, ordered)
         return _pick_files(ordered, self.proc_root)
 

@@ -168,18 +168,25 @@ _DENIED = None
 class PortCollector:
     """collect_ports with memory: reading every fd link of every process each tick is the costly
     part, and a process's listening sockets can only change when the machine's set of listening
-    inodes changes, so per-PID answers are kept until that set (or the PID set) changes."""
+    inodes changes, so per-PID answers are kept until that set (or the PID set) changes.
+
+    When that set changes (on a busy machine, whenever anything opens or closes a listener), a process that
+    provably has not run since the last refresh (`unchanged`) has opened and closed nothing: its sockets are
+    the ones read before, met with the new set, and its fd table is not read again."""
 
     def __init__(self, proc: str = "/proc") -> None:
         self._proc = proc
         self._key: frozenset[int] = frozenset()
         self._by_pid: dict[int, Optional[tuple[int, ...]]] = {}  # None: permission denied
+        self._sockets: dict[int, frozenset[int]] = {}  # every socket inode each PID held when its fds were read
         self.served = ServedTrafficReader() if proc == "/proc" else None  # netlink reads our namespace only
+        self.scans = 0  # fd tables read, for the tests
 
     def collect(self, pids: Sequence[int], port: Optional[int] = None, named: Sequence[NamedPort] = (),
-                ranks: frozenset[int] = frozenset()) -> PortReport:
+                ranks: frozenset[int] = frozenset(), unchanged: frozenset[int] = frozenset()) -> PortReport:
         """`named`: ports the tree names (announced_ports); `ranks`: PIDs whose own listeners are not probed
-        unless named (a torch.distributed rank listens for its peers: gloo/NCCL bootstrap, not a service)."""
+        unless named (a torch.distributed rank listens for its peers: gloo/NCCL bootstrap, not a service);
+        `unchanged`: PIDs that provably have not run since the last refresh (see the class doc)."""
         sockets = listening_tcp_sockets(self._proc)
         key = frozenset(s.inode for s in sockets)
         if key != self._key:
@@ -187,15 +194,27 @@ class PortCollector:
         wanted = set(pids)
         for gone in set(self._by_pid) - wanted:
             del self._by_pid[gone]
+        for gone in set(self._sockets) - wanted:
+            del self._sockets[gone]
         for pid in pids:
             if pid in self._by_pid:
                 continue
+            known = self._sockets.get(pid) if pid in unchanged else None
+            if known is not None:
+                self._by_pid[pid] = tuple(sorted(known & key))
+                continue
             try:
-                self._by_pid[pid] = tuple(sorted(socket_inodes(pid, self._proc) & key))
+                self.scans += 1
+                held = frozenset(socket_inodes(pid, self._proc))
             except PermissionError:
                 self._by_pid[pid] = _DENIED
+                self._sockets.pop(pid, None)
+                continue
             except OSError:
+                self._sockets.pop(pid, None)
                 continue  # exited: not cached, so a reused PID is read afresh
+            self._sockets[pid] = held
+            self._by_pid[pid] = tuple(sorted(held & key))
         return _report(sockets, [(pid, self._by_pid.get(pid, ())) for pid in pids], port, named, ranks, self.served)
 
 

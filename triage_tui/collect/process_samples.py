@@ -41,6 +41,7 @@ class Sample:  # mutable: an unchanged process's sample is carried forward in pl
     row: Optional[ProcessInfo] = None  # the row this sample's tick produced
     quiet: bool = False  # `row` was built by the not-run path: zero deltas, PSS figures from `extra`
     extra: Optional[Mapping[str, object]] = None  # the PSS fields `row` was built with (None: none)
+    stat: Optional[ProcStat] = None  # the /proc pass's ProcStat `row` was last built or carried with
 
 
 PSS_FIELDS = ("pss_bytes", "uss_bytes", "swap_bytes", "pss_read_at")

@@ -166,7 +166,6 @@ class ProcessCollector:
         before = self._previous.get(pid)
         if before is not None and before.starttime != stat.starttime:
             before = None  # the PID was reused by a new process
-        cmdline = self._cmdline(pid, stat)
         status: Optional[StatusNumbers] = None
         vanished: Optional[Unavailable] = None
         status_error: Optional[Unavailable] = None
@@ -176,6 +175,14 @@ class ProcessCollector:
         if stat.num_threads == 1 and stat.state != "Z":
             run_count = self._run_count(pid, stat.starttime)
             self.reads["schedstat"] += 1
+            if (before is not None and before.quiet and before.row is not None and stat is before.stat
+                    and run_count is not None and run_count == before.run_count and (extra or None) == before.extra
+                    and now > before.at):
+                # the very stat line (the /proc pass kept its ProcStat: not a byte moved) of a process still
+                # not run since its row was carried: that row again, as _unchanged_row would conclude
+                before.at = now
+                return before.row, before
+        cmdline = self._cmdline(pid, stat)
         unchanged = status_unchanged(before, stat, ticks, run_count)
         if unchanged and before is not None and now > before.at:
             row = self._unchanged_row(stat, before, now, cmdline, extra)
@@ -240,7 +247,7 @@ class ProcessCollector:
             exit_hidden=stat.state == "Z" and stat.exit_code is not None and not zombie_code_readable,
             state=stat.state, threads=stat.num_threads, wchan=wchan if isinstance(wchan, str) else None,
             io=(io[1], io[2]) if io[1] is not None and io[2] is not None else None,
-            status=status, rss_pages=stat.rss_pages, run_count=run_count,
+            status=status, rss_pages=stat.rss_pages, run_count=run_count, stat=stat,
         )
         sample.row = ProcessInfo(**info)  # type: ignore[arg-type]
         return sample.row, sample
@@ -256,7 +263,7 @@ class ProcessCollector:
         if (row is None or row.exited or row.error is not None or before.wchan is None or before.io is None
                 or not isinstance(row.num_fds, int)):
             return None
-        before.at = now
+        before.at, before.stat = now, stat
         extra = extra or None
         if before.quiet and row.ppid == stat.ppid and row.cmdline is cmdline and extra == before.extra:
             return row

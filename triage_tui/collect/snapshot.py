@@ -27,7 +27,7 @@ from ..model.snapshot import (
 )
 from ..model.unavailable import Unavailable, is_known
 from ..model.waits import Wait, WaitSource
-from .announced_ports import named_ports, read_environ
+from .announced_ports import NamedPort, named_by_processes, named_ports, read_environ
 from .kernel import KernelLogCollector
 from .memory import SmapsReader, collect_cgroup_memory, collect_system_memory, target_memory
 from .ports import PortCollector
@@ -83,6 +83,9 @@ class SnapshotCollector:
         self._seen_pids: set[int] = set()
         self._tree: frozenset[int] = frozenset()  # last tick's tree: their stat files are held open
         self._environ_cache: dict[tuple[int, object], dict[str, str]] = {}
+        self._environs_of: tuple[tuple[ProcessInfo, ...], dict[int, dict[str, str]]] = ((), {})
+        self._named_of: tuple[tuple[ProcessInfo, ...], list[NamedPort]] = ((), [])  # the rows' named ports
+        self._unchanged_of: tuple[tuple[ProcessInfo, ...], frozenset] = ((), frozenset())
         self._pss_fields: dict[int, tuple[object, dict[str, object]]] = {}  # pid -> (figure, its row fields)
         self._target_memory: tuple[tuple[ProcessInfo, ...], Optional[TargetMemory]] = ((), None)
         self._last: Optional[Snapshot] = None  # last tick's: its tuples are handed on when nothing in them moved
@@ -123,6 +126,10 @@ class SnapshotCollector:
 
         no_processes: tuple[ProcessInfo, ...] = ()
         processes = self._run("processes", statuses, no_processes, read_processes)
+        if self._last is not None:
+            # every row last tick's object: last tick's tuple, from here on, so that what is worked out from
+            # the rows alone (environments, named ports, log links, the unchanged set) is known by identity
+            processes = same_or_new(self._last.processes, processes)
         self._seen_pids.update(p.pid for p in processes)
         processes, memory = self._memory(processes, options, statuses)
         logs: tuple[LogTail, ...] = ()
@@ -133,9 +140,11 @@ class SnapshotCollector:
         probe_port = options.port if options.port is not None else port_of_specs(target.specs)
         environs = self._environs(processes)
         ranks = frozenset(pid for pid, env in environs.items() if "RANK" in env and "WORLD_SIZE" in env)
-        named = named_ports(processes, environs, logs)
+        if processes is not self._named_of[0]:
+            self._named_of = (processes, named_by_processes(processes, environs))
+        named = named_ports(processes, environs, logs, self._named_of[1])
         ports = self._run("ports", statuses, PortReport(error=Unavailable("ports source failed")),
-                          lambda: self.ports.collect(port_pids, probe_port, named, ranks))
+                          lambda: self.ports.collect(port_pids, probe_port, named, ranks, self._unchanged(processes)))
         kernel = self._run("kernel", statuses, KernelReport(error=Unavailable("kernel source failed")),
                            lambda: self.kernel.collect(self._seen_pids, *_names_and_start(processes)))
         gpus = GpuReport(error=Unavailable("GPU collector not available"))
@@ -148,7 +157,7 @@ class SnapshotCollector:
         no_waits: tuple[tuple[Wait, ...], WaitSource] = ((), WaitSource(error=Unavailable("waits source failed")))
         waits, waits_source = self._run("waits", statuses, no_waits,
                                         lambda: self.waits.collect(live, tables[0] if tables else None,
-                                                                   unchanged_since_last(processes)))
+                                                                   self._unchanged(processes)))
         last = self._last
         if last is not None:
             # every row (wait) is last tick's object: last tick's tuple, so that a long watch's snapshots of a
@@ -168,7 +177,10 @@ class SnapshotCollector:
 
     def _environs(self, processes: tuple[ProcessInfo, ...]) -> dict[int, dict[str, str]]:
         """The few environment variables that name ports and ranks, read once per process (by PID and start
-        time: the environment a process started with does not change)."""
+        time: the environment a process started with does not change); last tick's dict for last tick's
+        tuple of rows."""
+        if processes is self._environs_of[0]:
+            return self._environs_of[1]
         out: dict[int, dict[str, str]] = {}
         keep: dict[tuple[int, object], dict[str, str]] = {}
         for p in processes:
@@ -180,7 +192,14 @@ class SnapshotCollector:
                 env = read_environ(p.pid)
             keep[key] = out[p.pid] = env
         self._environ_cache = keep
+        self._environs_of = (processes, out)
         return out
+
+    def _unchanged(self, processes: tuple[ProcessInfo, ...]) -> frozenset:
+        """unchanged_since_last, once per tuple of rows (the smaps thread and the waits both ask)."""
+        if processes is not self._unchanged_of[0]:
+            self._unchanged_of = (processes, unchanged_since_last(processes))
+        return self._unchanged_of[1]
 
     def _smaps_fields(self) -> dict[int, dict[str, object]]:
         """The PSS figures the smaps thread already has, as ProcessInfo fields, for the rows being built
@@ -213,7 +232,7 @@ class SnapshotCollector:
         """Hand this tick's smaps work to the reader thread (the rows already carry the figures it had)."""
         def read() -> tuple[tuple[ProcessInfo, ...], MemoryReport]:
             live = {p.pid: (p.rss_bytes if is_known(p.rss_bytes) else 0) for p in processes if not p.exited}
-            self.smaps.submit(live, options.smaps_budget_ms, options.interval_s, unchanged_since_last(processes))
+            self.smaps.submit(live, options.smaps_budget_ms, options.interval_s, self._unchanged(processes))
             out = processes
             root = next((p.pid for p in out if not p.exited), None)
             cgroup = collect_cgroup_memory(root) if root is not None else None

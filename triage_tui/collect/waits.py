@@ -18,6 +18,7 @@ Standard library only and Python 3.8-compatible: the SSH agent ships this module
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Sequence
@@ -236,16 +237,18 @@ def _kernel_stack(refresh: WaitReads, pid: int, tid: int) -> tuple[str, ...]:
 def collect_waits(pids: Sequence[int], table: Optional[ProcTable] = None, proc: str = "/proc",
                   machine: Optional[str] = None) -> tuple[tuple[Wait, ...], WaitSource]:
     """The waits of every blocked thread of `pids` (their running main threads as `running`)."""
-    waits, source, _, _ = _collect(pids, table, proc, machine, None, frozenset())
+    waits, source, _, _, _ = _collect(pids, table, proc, machine, None, frozenset())
     return waits, source
 
 
 def _collect(pids: Sequence[int], table: Optional[ProcTable], proc: str, machine: Optional[str],
              carry: Optional[dict[int, Carried]], unchanged: frozenset,
              outside: Optional[tuple[float, dict[str, list[FdHolder]]]] = None
-             ) -> tuple[tuple[Wait, ...], WaitSource, dict[int, Carried], Optional[tuple[float, dict[str, list[FdHolder]]]]]:
+             ) -> tuple[tuple[Wait, ...], WaitSource, dict[int, Carried],
+                        Optional[tuple[float, dict[str, list[FdHolder]]]], bool]:
     """collect_waits; `carry` (from the previous refresh) and `unchanged` (PIDs that provably did not run
-    since) let it skip the syscall and fd-table reads of idle single-threaded processes."""
+    since) let it skip the syscall and fd-table reads of idle single-threaded processes. The last value:
+    whether every process's waits were last refresh's, reused whole."""
     started = time.perf_counter()
     refresh = WaitReads(pids, table, proc, carry, unchanged, outside)
     waits: list[Wait] = []
@@ -316,7 +319,9 @@ def _collect(pids: Sequence[int], table: Optional[ProcTable], proc: str, machine
     kept = refresh.keep()
     ms = (time.perf_counter() - started) * 1000
     error = Unavailable(refresh.sockets.error) if refresh.sockets.error else None
-    return tuple(waits), WaitSource(blocked_threads=blocked, duration_ms=ms, error=error), kept, refresh.outside
+    all_reused = len(refresh.reusable) == len(pids)
+    return (tuple(waits), WaitSource(blocked_threads=blocked, duration_ms=ms, error=error), kept, refresh.outside,
+            all_reused)
 
 
 def unchanged_since_last(rows: Sequence[ProcessInfo]) -> frozenset:
@@ -332,12 +337,26 @@ class WaitCollector:
     def __init__(self) -> None:
         self._carry: dict[int, Carried] = {}
         self._outside: Optional[tuple[float, dict[str, list[FdHolder]]]] = None
+        # the last refresh when every wait in it was last refresh's, reused whole: (its PIDs, its unchanged
+        # PIDs, its waits, its source)
+        self._whole: Optional[tuple[tuple[int, ...], frozenset, tuple[Wait, ...], WaitSource]] = None
 
     def collect(self, pids: Sequence[int], table: Optional[ProcTable], unchanged: frozenset = frozenset()
                 ) -> tuple[tuple[Wait, ...], WaitSource]:
+        started = time.perf_counter()
+        key = tuple(pids)
+        whole = self._whole
+        if whole is not None and whole[0] == key and whole[1] == unchanged:
+            # the same tree, every process of it still provably not run, and last refresh reused every
+            # process's waits: this refresh would reuse them all again (and note the same shared waiters)
+            ms = (time.perf_counter() - started) * 1000
+            return whole[2], dataclasses.replace(whole[3], duration_ms=ms)
         carry, self._carry = self._carry, {}  # a refresh that raises leaves nothing stale to reuse
-        waits, source, self._carry, self._outside = _collect(pids, table, "/proc", None, carry, unchanged,
-                                                             self._outside)
+        self._whole = None
+        waits, source, self._carry, self._outside, all_reused = _collect(pids, table, "/proc", None, carry,
+                                                                         unchanged, self._outside)
+        if all_reused and unchanged.issuperset(key):
+            self._whole = (key, unchanged, waits, source)
         return waits, source
 
 
