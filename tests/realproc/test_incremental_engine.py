@@ -11,8 +11,9 @@ import subprocess
 import sys
 import time
 
-from triage_tui.diagnose import roles
-from triage_tui.diagnose.engine import DiagnosisEngine, observe
+from triage_tui.diagnose import roles, same_rows
+from triage_tui.diagnose.engine import DiagnosisEngine, idle_periods, observe
+from triage_tui.diagnose.process_observations import idle_seconds
 from triage_tui.diagnose.thresholds import Thresholds
 from triage_tui.host.base import CollectOptions
 from triage_tui.host.local import LocalHost
@@ -69,8 +70,12 @@ def test_every_tick_equals_a_full_computation_on_a_real_changing_tree() -> None:
             diagnosis = engine.update(snapshot)
             roles._last_replacements = ((), ())  # from scratch: nothing kept from the last call
             roles._blanked.cache_clear()
-            scratch = observe(list(engine.history), None, th)  # idle figures by walking the history
+            same_rows.forget()
+            history = list(engine.history)
+            scratch = observe(history, None, th)  # idle figures by walking the history
             assert list(diagnosis.observations) == scratch
+            walked = {p.pid: idle_seconds(history, p.pid, th) for p in snapshot.processes}
+            assert diagnosis.idle_since == idle_periods(walked, snapshot.taken_at)  # the idle runs' answers
             seen |= {o.id for o in diagnosis.observations}
             time.sleep(0.25)
         assert shared > 0 and changed > 0  # both paths were taken: rows handed on, rows re-read

@@ -55,8 +55,7 @@ class DiagnosisEngine:
                 self._idle.add(earlier)
             self._idle_stale = False
         self._idle.trim(self.history[0].taken_at)
-        figures = {p.pid: self._idle.idle_seconds(snapshot.process(p.pid), snapshot.taken_at, self.thresholds)
-                   for p in snapshot.processes}
+        figures = self._idle.idle_figures(snapshot, self.thresholds)
         self._idle.add(snapshot)
         return figures
 

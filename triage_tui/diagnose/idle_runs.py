@@ -33,25 +33,43 @@ class IdleRuns:
     def __init__(self) -> None:
         self._runs: dict[int, deque[_Run]] = {}
         self.last_at: Optional[float] = None
+        self._last_rows: tuple[ProcessInfo, ...] = ()  # the tuple of rows of the snapshot added last
+        self._trimmed_at: Optional[float] = None
+        self._whole = False  # every PID of the last snapshot added still has its runs (none trimmed away)
 
     def reset(self) -> None:
         self._runs.clear()
         self.last_at = None
+        self._last_rows = ()
+        self._trimmed_at = None
+        self._whole = False
 
     def trim(self, oldest_at: float) -> None:
         """Forget what lies before the history's oldest snapshot (taken at `oldest_at`)."""
+        if oldest_at == self._trimmed_at:
+            return  # the same oldest snapshot as at the last trim, and every run added since is newer
+        self._trimmed_at = oldest_at
         for pid in list(self._runs):
             runs = self._runs[pid]
             while runs and runs[0].last_at < oldest_at:
                 runs.popleft()
             if not runs:
                 del self._runs[pid]
+                self._whole = False
             elif runs[0].first_at < oldest_at:
                 runs[0].first_at = oldest_at  # the run goes on through the oldest snapshot kept
 
     def add(self, snapshot: Snapshot) -> None:
         """Append a snapshot (after its own idle figures were taken)."""
         at = snapshot.taken_at
+        if snapshot.processes is self._last_rows and snapshot.processes and self._whole:
+            # last snapshot's very tuple (a quiet tree): the same PIDs with the same CPU time and bytes read, so
+            # each PID's newest run goes on through this snapshot, as the walk below would conclude
+            for runs in self._runs.values():
+                runs[-1].last_at = at
+            self.last_at = at
+            return
+        self._last_rows, self._whole = snapshot.processes, True
         present: set[int] = set()
         for p in snapshot.processes:
             if p.pid in present:
@@ -83,3 +101,26 @@ class IdleRuns:
                 break
             since = run.first_at
         return None if since is None else latest_at - since
+
+    def idle_figures(self, snapshot: Snapshot, th: Thresholds) -> dict[int, Optional[float]]:
+        """idle_seconds of every PID of `snapshot` (its first row, as Snapshot.process answers), in one pass:
+        a quiet PID with one run whose CPU time and bytes read are the row's is idle since that run began,
+        which is what the walk answers for it, without the walk."""
+        at = snapshot.taken_at
+        runs_of = self._runs
+        out: dict[int, Optional[float]] = {}
+        for p in snapshot.processes:
+            pid = p.pid
+            if pid in out:
+                continue
+            runs = runs_of.get(pid)
+            cpu = p.cpu_time_s
+            if runs is not None and len(runs) == 1 and isinstance(cpu, float) and runs[0].cpu == cpu:
+                run = runs[0]
+                read = p.read_bytes
+                if run.read is None or not isinstance(read, int) or read <= run.read:
+                    out[pid] = at - run.first_at
+                    continue
+            out[pid] = self.idle_seconds(p, at, th)
+        return out
+

@@ -6,6 +6,7 @@ Pure functions over `Snapshot`s (oldest first); nothing here reads the machine.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Optional
 
@@ -14,6 +15,7 @@ from ..model.snapshot import ProcessInfo, Snapshot
 from ..model.unavailable import is_known
 from .figures import fmt_bytes, fmt_s
 from .make_observation import obs as _obs
+from .same_rows import kept_for
 from .roles import COMPILERS, helper_role, replacements
 from .thresholds import Thresholds
 from .worker_observations import process_name as _name
@@ -86,8 +88,7 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
                         [p.pid for p in alive], processes=len(alive)))
     idle_for = min(idle.values()) if idle else 0.0
     if alive and len(idle) == len(alive) and (one_look or idle_for >= th.idle_after_s):
-        growths = [_ctx_growth(history, p.pid) for p in alive]
-        ctx = None if any(g is None for g in growths) else sum(g for g in growths if g is not None)
+        ctx = kept_for("ctx-growth", (history[0].processes, now.processes), lambda: _tree_ctx_growth(history, alive))
         # a sentence about context switches only when they were read for every process: never a 0 for "unknown"
         wake = "" if one_look or ctx is None else "; context switches stopped too" if ctx == 0 else \
             f"; {ctx} voluntary context switches: wakes, does nothing"
@@ -144,12 +145,14 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
             out.append(_obs("compiler-running", f"compiler child PID {p.pid} ({_name(p)}) at {p.cpu_percent:.0f} % CPU",
                             "processes", at, [p.pid], name=_name(p)))
     previous = history[-2] if len(history) > 1 else None
-    reads = sum(_io_growth(previous, p) for p in procs)
+    reads = kept_for("io-growth", (previous.processes if previous is not None else None, now.processes),
+                     lambda: sum(_io_growth(previous, p) for p in procs))
     if reads > 0:
         out.append(_obs("io-reading", f"the tree read {fmt_bytes(reads)} since the last look", "processes", at,
                         read_bytes=reads))
     out.extend(worker_shape(history, procs, at))
-    out.extend(_kernel_view(procs, at))
+    out.extend(dataclasses.replace(o, at=at) for o in kept_for("kernel-view", (now.processes,),
+                                                                 lambda: _kernel_view(procs, at)))
     if len(history) == 1 and not th.one_look:
         out.extend(_first_look(procs, now, at))
     return out
@@ -202,6 +205,12 @@ def _first_look(procs: Sequence[ProcessInfo], now: Snapshot, at: float) -> list[
             out.append(_obs("first-look", f"log {tail.source} last written {fmt_s(tail.seconds_since_last_byte)} before "
                             "triage's first look (its mtime)", "logs", at))
     return out
+
+
+def _tree_ctx_growth(history: Sequence[Snapshot], alive: Sequence[ProcessInfo]) -> Optional[int]:
+    """Voluntary context switches of the whole tree over the history; None unless read for every process."""
+    growths = [_ctx_growth(history, p.pid) for p in alive]
+    return None if any(g is None for g in growths) else sum(g for g in growths if g is not None)
 
 
 def _ctx_growth(history: Sequence[Snapshot], pid: int) -> Optional[int]:
