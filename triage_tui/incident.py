@@ -10,7 +10,7 @@ thread worker and posts the Moment to the UI thread).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Optional, Protocol
 
 from .diagnose.stack_groups import compare_captures
@@ -192,3 +192,93 @@ class Incident(MomentTimeline):
         if self.recorder is not None:
             self.recorder.close()
         self.host.close()
+
+
+class OpeningFailed(Exception):
+    """The incident could not be opened (no such process, a --record path refused): `message` is the one
+    line for the user, `code` the exit status (1 a runtime failure, 2 a malformed command line)."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+class IncidentOpening:
+    """An IncidentView whose Incident is opened on its first use (the first tick, in the app's worker).
+
+    The app draws its first frame before the host's collectors are imported and the target is resolved
+    (#18: first frame ≤ 0.3 s); `open_incident` does both. Until it has, the view holds no Moment; if it
+    fails it raises OpeningFailed, which the app turns into its exit (the line printed, the code kept)."""
+
+    replay = False
+
+    def __init__(self, open_incident: Callable[[], IncidentView], host_name: str) -> None:
+        self._open = open_incident
+        self._incident: Optional[IncidentView] = None
+        self._opening = threading.Lock()  # held while it opens (one opening, however many callers)
+        self._state = threading.Lock()  # held only to set or read _incident and _closed together
+        self._closed = False
+        self.warnings: list[str] = []  # said while it opened (not recording, and why): shown and printed at exit
+        self.host_name = host_name
+        self.target = Target(specs=(), roots=())
+        self.options = CollectOptions()
+
+    def opened(self) -> IncidentView:
+        """The Incident, opened now if it is not yet (blocking: from a worker thread)."""
+        with self._opening:
+            if self._incident is None:
+                incident = self._open()
+                self.host_name, self.target, self.options = incident.host_name, incident.target, incident.options
+                with self._state:
+                    self._incident = incident
+                    closed = self._closed
+                if closed:  # the app quit while it was opening: close() found nothing to close
+                    incident.close()
+            return self._incident
+
+    @property
+    def incident(self) -> Optional[IncidentView]:
+        """The Incident once opened, else None."""
+        return self._incident
+
+    @property
+    def recorder(self) -> Optional[Recorder]:
+        return getattr(self._incident, "recorder", None)
+
+    @property
+    def timeline(self) -> Sequence[Moment]:
+        return self._incident.timeline if self._incident is not None else ()
+
+    @property
+    def latest(self) -> Optional[Moment]:
+        return self._incident.latest if self._incident is not None else None
+
+    @property
+    def changelog(self) -> Sequence[str]:
+        return self._incident.changelog if self._incident is not None else ()
+
+    @property
+    def recording_message(self) -> str:
+        message = self._incident.recording_message if self._incident is not None else ""
+        return message or "; ".join(self.warnings)
+
+    def tick(self) -> Moment:
+        return self.opened().tick()
+
+    def capture_stacks(self, pids: Optional[Sequence[int]] = None,
+                       options: StackOptions = StackOptions()) -> StackCapture:
+        return self.opened().capture_stacks(pids, options)
+
+    def mappings_by_file(self, pid: int, target_pids: Sequence[int]) -> tuple[FileMapping, ...] | Unavailable:
+        return self.opened().mappings_by_file(pid, target_pids)
+
+    def wait_for_budgeted_reads(self, timeout_s: float = 10.0) -> bool:
+        return self._incident.wait_for_budgeted_reads(timeout_s) if self._incident is not None else True
+
+    def close(self) -> None:
+        with self._state:  # never waits for an opening: quitting is at once
+            self._closed = True
+            incident = self._incident
+        if incident is not None:
+            incident.close()

@@ -1,9 +1,10 @@
 """What the app's start imports before its first frame (#18: first frame ≤ 0.3 s).
 
-The frame needs textual and the panes; the engine (rules, vocabulary, lexicon), the report's renderers, NVML
-and paramiko are imported when they are first used: the engine on the first tick (in the app's worker, after
-the first paint), the renderers on `e` or a printed report, pynvml on the first GPU read, paramiko only with
---ssh. Checked in a fresh interpreter (sys.modules), not timed.
+The first frame needs textual, the app's frame (header, verdict, six empty pane frames) and the model; the
+host's collectors, the target's resolution and the recorder come after it (the Incident is opened in the
+app's first tick, in its worker), the panes' own modules when they are mounted right after that frame, the
+engine on the first tick, the report's renderers on `e`, pynvml on the first GPU read, paramiko and the
+multi-node machinery only with --ssh or a job. Checked in a fresh interpreter (sys.modules), not timed.
 """
 
 from __future__ import annotations
@@ -13,32 +14,47 @@ import subprocess
 import sys
 
 DEFERRED = ("paramiko", "pynvml", "triage_tui.diagnose.engine", "triage_tui.diagnose.rules",
-            "triage_tui.record.export", "triage_tui.render.markdown")
+            "triage_tui.record.export", "triage_tui.render.markdown", "triage_tui.fleet", "triage_tui.commands.job",
+            "triage_tui.host.local", "triage_tui.collect.snapshot", "triage_tui.collect.targets",
+            "triage_tui.ui.panes.processes", "triage_tui.ui.panes.log",
+            "triage_tui.ui.panes.hypotheses", "triage_tui.ui.screens")
 
-# what commands/app.py's run() does up to app.run(): parse, the host, the target, the Incident, the app module
+# commands/app.py's run() as `triage PID` runs it, up to the app's first frame: the app's run_app stands in
+# for textual's (no terminal here), notes what is imported, then opens the incident as the first tick would
 START = """
 import os, sys
 from triage_tui import cli
 command, args = cli.parse([str(os.getpid()), "--no-record"])
-from triage_tui.commands import app
-from triage_tui.commands.report import make_host
-from triage_tui.host.base import CollectOptions
-from triage_tui.incident import Incident
-import triage_tui.ui.app
-host = make_host(args)
-incident = Incident(host, host.resolve(args.targets, port=None), CollectOptions())
+from triage_tui.commands import app as face
+import triage_tui.ui.app as ui_app
 deferred = %r
-print("before:" + ",".join(m for m in deferred if m in sys.modules))
-incident.engine  # the first tick's first use
-print("after:" + ",".join(m for m in deferred if m in sys.modules))
-incident.close()
+seen = {}
+def first_frame(incident, **options):
+    seen["before"] = [m for m in deferred if m in sys.modules]
+    opened = incident.opened()  # what the first tick does first, in the app's worker
+    seen["target"] = [r.pid for r in opened.target.roots]
+    seen["opened"] = [m for m in deferred if m in sys.modules]
+    opened.engine
+    seen["after"] = [m for m in deferred if m in sys.modules]
+    incident.close()
+    return 0
+face.terminal_problem = lambda: ""
+ui_app.run_app = first_frame
+assert face.run(args) == 0
+for key, value in seen.items():
+    print(key + ":" + ",".join(map(str, value)))
 """ % (DEFERRED,)
 
 
-def test_the_app_start_defers_the_engine_renderers_nvml_and_paramiko() -> None:
+def test_the_app_start_defers_collectors_resolution_panes_engine_and_ssh_until_after_the_first_frame() -> None:
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = subprocess.run([sys.executable, "-c", START], capture_output=True, text=True, check=True, cwd=root,
                          timeout=120)
     lines = dict(line.split(":", 1) for line in out.stdout.splitlines() if ":" in line)
     assert lines["before"] == "", f"imported before the first frame: {lines['before']}"
+    # the first tick opens the incident: the host's collectors imported, the target (this test's child) resolved
+    opened = lines["opened"].split(",")
+    assert "triage_tui.host.local" in opened and "triage_tui.collect.snapshot" in opened
+    assert lines["target"] and int(lines["target"]) > 0
     assert "triage_tui.diagnose.engine" in lines["after"].split(",")  # the property does import it when asked
+    assert "paramiko" not in lines["after"] and "triage_tui.fleet" not in lines["after"]

@@ -12,8 +12,9 @@ import re
 from collections.abc import Sequence
 from typing import Optional
 
-from ..model.options import TargetError, TargetSpecError
+from ..model.options import TargetError
 from ..model.snapshot import Target, TargetRoot
+from ..parse.target_spec import read_target_spec
 from .ports import listening_tcp_sockets, pids_holding_inodes
 from .proc_table import CLOCK_TICKS, PAGE_SIZE, ProcTable, read_cmdline, read_proc_table
 
@@ -34,16 +35,6 @@ def _topmost(pids: Sequence[int], table: ProcTable) -> list[int]:
     return sorted(pid for pid in chosen if not any(a in chosen for a in table.ancestors(pid)))
 
 
-def _parse_port(text: str, spec: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise TargetSpecError(f"malformed target {spec!r}: the port after ':' must be a number") from None
-    if not 1 <= port <= 65535:
-        raise TargetSpecError(f"malformed target {spec!r}: port must be 1-65535")
-    return port
-
-
 def _thread_group_of(pid: int) -> Optional[int]:
     """The Tgid line of /proc/PID/status (the process a thread ID belongs to); None when unreadable."""
     try:
@@ -56,8 +47,7 @@ def _thread_group_of(pid: int) -> Optional[int]:
     return None
 
 
-def _resolve_pid(spec: str, table: ProcTable) -> list[TargetRoot]:
-    pid = int(spec)
+def _resolve_pid(pid: int, table: ProcTable) -> list[TargetRoot]:
     if pid not in table.stats and not os.path.exists(f"/proc/{pid}"):
         raise TargetError(f"no process with PID {pid}")
     tgid = _thread_group_of(pid)
@@ -67,12 +57,7 @@ def _resolve_pid(spec: str, table: ProcTable) -> list[TargetRoot]:
 
 
 def _resolve_regex(spec: str, pattern: str, table: ProcTable, excluded: set[int]) -> list[TargetRoot]:
-    if not pattern:
-        raise TargetSpecError(f"malformed target {spec!r}: empty regex after 'name:'")
-    try:
-        regex = re.compile(pattern)
-    except re.error as exc:
-        raise TargetSpecError(f"regex in {spec!r} does not compile: {exc}") from None
+    regex = re.compile(pattern)  # read_target_spec has checked that it compiles
     matches = []
     for pid, stat in table.stats.items():
         if pid in excluded or table.is_kernel_thread(pid):
@@ -179,15 +164,13 @@ def resolve_targets(
     if not specs:
         return Target(specs=(), roots=tuple(_auto_pick(table, excluded, gpu_pids)), auto_picked=True)
     for spec in specs:
-        text = spec.strip()
-        if text.isdecimal():
-            found = _resolve_pid(text, table)
-        elif text.startswith("name:"):
-            found = _resolve_regex(spec, text[5:], table, excluded)
-        elif text.startswith(":"):
-            found = _resolve_port(spec, _parse_port(text[1:], spec), table, excluded)
+        kind, value = read_target_spec(spec)  # a malformed spec: TargetSpecError, a usage error
+        if kind == "pid":
+            found = _resolve_pid(int(value), table)
+        elif kind == "name":
+            found = _resolve_regex(spec, str(value), table, excluded)
         else:
-            raise TargetSpecError(f"malformed target {spec!r}: expected PID, name:REGEX or :PORT")
+            found = _resolve_port(spec, int(value), table, excluded)
         for root in found:
             if all(root.pid != r.pid for r in roots):
                 roots.append(root)

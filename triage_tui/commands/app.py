@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from . import fail, target_failure, usage_error
+from . import EXIT_FAILURE, EXIT_USAGE, fail, target_failure, usage_error
 
 
 def terminal_problem() -> str:
@@ -59,20 +59,81 @@ def run_job_app(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .job import is_job
+    from .job_args import is_job  # the multi-node machinery (SSH, the fleet, its engine) only for a job
 
     if is_job(args):
         return run_job_app(args)
-    from ..collect.logs import check_log_readable
-    from ..host.base import CollectOptions, TargetError
-    from ..incident import Incident
-    from ..record.recorder import RecordError, recorder_from_args
-    from .report import make_host, port_of  # one place builds the host (local, or the ssh part's)
+    if getattr(args, "ssh", None):  # the connection may ask for a passphrase or a host key: before the app
+        return _run_on_host(args)
+    # This machine: the app's first frame is drawn before the collectors are imported and the target is
+    # resolved (#18). What is wrong as written is said first, in one line, before anything is drawn;
+    # a target that finds nothing ends the app after its first frame with the same line and exit code.
+    from ..model.options import TargetSpecError
+    from ..parse.target_spec import read_target_spec
 
-    for path in args.log if not getattr(args, "ssh", None) else ():  # with --ssh the files are on the node
+    try:
+        for spec in args.targets:
+            read_target_spec(spec)
+    except TargetSpecError as exc:
+        return target_failure(exc)
+    from ..collect.log_follower import check_log_readable
+
+    for path in args.log:
         problem = check_log_readable(path)
         if problem is not None:
             return fail(f"cannot read --log {path}: {problem.reason}" + (f" ({problem.hint})" if problem.hint else ""))
+    no_terminal = terminal_problem()
+    if no_terminal:
+        return usage_error(f"{no_terminal}; for text use `triage report` (or `triage demo --report`, `triage report --from FILE`)")
+    import socket
+
+    from ..incident import IncidentOpening, OpeningFailed
+
+    incident = IncidentOpening(lambda: _open_local(args, incident.warnings), socket.gethostname())
+    try:
+        return run_app(incident, interval=args.interval, theme=args.theme,
+                       auto_stacks=bool(getattr(args, "auto_stacks", False)))
+    except OpeningFailed as exc:
+        return fail(exc.message, exc.code)
+
+
+def _open_local(args: argparse.Namespace, warnings: list[str]) -> Any:
+    """The Incident on this machine (in the app's worker, after its first frame): the host made, the target
+    resolved, the recorder opened. Raises OpeningFailed with the line to print and the exit code."""
+    from ..host.base import CollectOptions, TargetError
+    from ..incident import Incident, OpeningFailed
+    from ..model.options import TargetSpecError
+    from ..record.recorder import RecordError, recorder_from_args
+    from .report import make_host, port_of  # one place builds the host
+
+    port = port_of(args)
+    try:
+        host = make_host(args)
+    except TargetError as exc:
+        raise OpeningFailed(str(exc), EXIT_USAGE if isinstance(exc, TargetSpecError) else EXIT_FAILURE) from None
+    try:
+        target = host.resolve(args.targets, port=port)
+        recorder = recorder_from_args(args, host.name, warn=warnings.append)
+    except TargetError as exc:
+        host.close()
+        raise OpeningFailed(str(exc), EXIT_USAGE if isinstance(exc, TargetSpecError) else EXIT_FAILURE) from None
+    except (RecordError, OSError) as exc:  # --record FILE named by the user and not writable
+        host.close()
+        raise OpeningFailed(f"--record: {exc}") from None
+    options = CollectOptions(
+        logs=tuple(args.log), port=port, interval_s=args.interval, smaps_budget_ms=args.smaps_budget_ms,
+    )
+    return Incident(host, target, options, recorder=recorder)
+
+
+def _run_on_host(args: argparse.Namespace) -> int:
+    """--ssh NODE: the host connected, the target resolved and the recorder opened before the app (a
+    passphrase prompt or a host-key question must reach the terminal), then the app."""
+    from ..host.base import CollectOptions, TargetError
+    from ..incident import Incident
+    from ..record.recorder import RecordError, recorder_from_args
+    from .report import make_host, port_of
+
     port = port_of(args)
     try:
         host = make_host(args)

@@ -24,17 +24,14 @@ from ..model.job import JobMoment
 from ..record.recorder import Recorder, RecordError
 from ..render.plain_text import terminal_text, visible
 from . import fail
+from .job_args import is_job
+
+__all__ = ["is_job", "open_job", "requested_nodes", "run_job_report", "run_job_stacks"]
 
 
 def requested_nodes(args: argparse.Namespace) -> list[str]:
     """The nodes named by --ssh (repeatable, ranges) and --hostfile; raises NodeListError."""
     return nodes_from(list(getattr(args, "ssh_specs", None) or ()), list(getattr(args, "hostfiles", None) or ()))
-
-
-def is_job(args: argparse.Namespace) -> bool:
-    """True when the face must watch several nodes (or a Slurm job) rather than one host."""
-    return bool(getattr(args, "slurm", None)) or len(getattr(args, "nodes", None) or ()) > 1 \
-        or bool(getattr(args, "hostfiles", None))
 
 
 def _ssh_host_factory(args: argparse.Namespace, destination: str) -> Callable[[], Host]:

@@ -150,8 +150,10 @@ def run(args: argparse.Namespace) -> int:
         except RecordError as exc:
             return fail(str(exc))
         return 0
-    from .job import is_job, run_job_report
+    from .job_args import is_job  # the multi-node machinery (SSH, the fleet) only for a job
 
     if is_job(args):
+        from .job import run_job_report
+
         return run_job_report(args, port_of(args))
     return run_report(args, list(args.targets), list(args.log), port_of(args))

@@ -35,9 +35,11 @@ def _remote_capture(args: argparse.Namespace, options: StackOptions):  # -> Stac
 
 
 def run(args: argparse.Namespace) -> int:
-    from .job import is_job, run_job_stacks
+    from .job_args import is_job  # the multi-node machinery (SSH, the fleet) only for a job
 
     if is_job(args):
+        from .job import run_job_stacks
+
         return run_job_stacks(args)
     if getattr(args, "ssh", None):
         from ..model.codec import to_json

@@ -22,7 +22,7 @@ import re
 import stat
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
@@ -248,12 +248,14 @@ class Recorder:
 
 
 def recorder_from_args(
-    args: argparse.Namespace, host_name: str, cap_bytes: int = DEFAULT_CAP_BYTES
+    args: argparse.Namespace, host_name: str, cap_bytes: int = DEFAULT_CAP_BYTES,
+    warn: Optional[Callable[[str], None]] = None,
 ) -> Optional[Recorder]:
     """The recorder a face asked for: `--no-record` → None; `--record FILE` → that file (RecordError when
     it cannot be opened: the user named it); `--record DIR/` (or an existing directory) → a new file
     inside it; else one new file under the XDG state directory, after pruning the oldest there
-    (when that cannot be written, a warning on stderr and None: watching matters more than recording)."""
+    (when that cannot be written, a warning and None: watching matters more than recording). The warning
+    goes to `warn`, else to stderr (the app opens its incident while it runs, where stderr is not seen)."""
     if getattr(args, "no_record", False):
         return None
     targets = tuple(getattr(args, "targets", ()) or ())
@@ -269,5 +271,9 @@ def recorder_from_args(
         return Recorder(default_record_path(host_name, started), host=host_name, target=targets,
                         cap_bytes=cap_bytes, started_at=started)
     except (RecordError, OSError) as exc:
-        print(f"triage: warning: not recording this incident: {exc} (use --record FILE)", file=sys.stderr)
+        line = f"not recording this incident: {exc} (use --record FILE)"
+        if warn is not None:
+            warn(line)
+        else:
+            print(f"triage: warning: {line}", file=sys.stderr)
         return None

@@ -25,7 +25,7 @@ from textual.binding import Binding
 from textual.containers import Container
 from textual.widgets import Static
 
-from ..incident import IncidentView
+from ..incident import IncidentView, OpeningFailed
 from ..model.moment import Moment
 from .export import export_directories
 from .header import render_banner, render_header
@@ -33,18 +33,12 @@ from .key_hints import KeyHints
 from .looking_back import LookingBack
 from .on_demand import OnDemandReads
 from .palette import Palette
+from .pane_set import PANE_IDS, pending_panes, real_panes
 from .panes import Pane, update_static
-from .panes.gpus import GpusPane
-from .panes.hypotheses import HypothesesPane
-from .panes.log import LogPane
-from .panes.memory import MemoryPane
-from .panes.processes import ProcessesPane
-from .panes.stacks import StacksPane
 from .refresh_loop import MAX_TIMELINE, RefreshLoop
-from .screens import HelpScreen
 from .verdict_line import render_verdict_line, verdict_of
 
-PANE_IDS = ("processes", "gpus", "memory", "log", "stacks", "hypotheses")
+__all__ = ["PANE_IDS", "TriageApp", "run_app"]
 
 
 class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
@@ -83,6 +77,7 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
         export_dir: str = ".",
         auto_stacks: bool = False,
         export_dirs: Sequence[str] = (),
+        export_dirs_of: Optional[Callable[[], Sequence[str]]] = None,
     ) -> None:
         super().__init__()
         self.auto_stacks = auto_stacks  # capture the whole target once, by itself, when it all idles
@@ -91,6 +86,7 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
         self.live = live
         self.clock = clock
         self.export_dirs: tuple[str, ...] = tuple(export_dirs) or (export_dir,)  # `e` tries these in order
+        self.export_dirs_of = export_dirs_of  # else these, asked at `e` (the record's directory, once it is open)
         self.theme = "textual-light" if theme == "light" else "textual-dark"
         self.paused = False
         self.collecting_since: Optional[float] = None
@@ -105,6 +101,9 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
         self.ticks_started = 0
         self._capturing = False
         self._auto_capture = False  # the capture running is the automatic one
+        self.opening_failure: Optional[OpeningFailed] = None  # why the incident could not be opened
+        self.panes_ready = False  # the real panes are mounted (the first frame shows their frames only)
+        self.panes_mounting = False
 
     # ------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -112,12 +111,7 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
         yield Static("", id="banner")
         yield Static("", id="verdict")
         with Container(id="panes"):
-            yield ProcessesPane(id="processes", classes="pane")
-            yield GpusPane(id="gpus", classes="pane")
-            yield MemoryPane(id="memory", classes="pane")
-            yield LogPane(id="log", classes="pane")
-            yield StacksPane(id="stacks", classes="pane")
-            yield HypothesesPane(id="hypotheses", classes="pane")
+            yield from pending_panes()  # the real panes are mounted in their place after the first frame
         yield KeyHints(id="keys")
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
@@ -125,13 +119,38 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
 
     def on_mount(self) -> None:
         self.query_one("#banner").display = False
-        self.pane(1).focus_target.focus()
-        self.render_all()
+        self.render_header()
+        self.render_verdict()
+        # The first frame is the layout alone: the header and six pane frames. After it is painted, the
+        # first collection starts (in its worker: the host, the target, the engine) and the real panes
+        # are mounted in the frames' place; the panes fill when the Moment arrives.
         if self.live:
             self.set_interval(self.interval, self.refresh_timer_fired)
-            # the first collection (and the engine's import) after the first frame is painted: the
-            # layout shows at once, the panes fill when the Moment arrives
             self.call_after_refresh(self.request_tick)
+        self.call_after_refresh(self._mount_panes)
+
+    async def _mount_panes(self) -> None:
+        """The real panes in place of the first frame's pane frames (with the focus and zoom asked for
+        meanwhile), then what the timeline holds already."""
+        if self.opening_failure is not None:  # the app is ending already
+            return
+        wanted = self.focused_pane()
+        number = PANE_IDS.index(wanted.id) + 1 if wanted is not None and wanted.id in PANE_IDS else 1
+        container = self.query_one("#panes")
+        self.panes_mounting = True
+        try:
+            await container.remove_children()
+            await container.mount_all(real_panes())
+        finally:
+            self.panes_mounting = False
+        self.panes_ready = True
+        if self.opening_failure is not None:  # it failed while the panes were mounted: end now
+            self.exit(return_code=self.opening_failure.code)
+            return
+        if self.zoomed is not None:
+            self._set_zoom(self.zoomed)
+        self.screen.set_focus(self.pane(number).focus_target, scroll_visible=False)
+        self.render_all()
 
     def pane(self, number: int) -> Pane:
         return self.query_one(f"#{PANE_IDS[number - 1]}", Pane)
@@ -146,7 +165,7 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
         moment = self.shown_moment()
         self.render_header()
         self.render_verdict()
-        if moment is None:
+        if moment is None or not self.panes_ready:
             return
         view = self._view(moment)
         for number in range(1, 7):
@@ -165,6 +184,10 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
     def _fit_layout(self) -> None:
         """A GPU pane with nothing to show takes one line (and its grid cell goes to Hypotheses); at
         80x24 Processes takes the whole first screen under the verdict, the other panes below it."""
+        from .panes.gpus import GpusPane
+
+        if not self.panes_ready:
+            return
         empty = self.query_one(GpusPane).empty
         self.screen.set_class(empty, "-nogpu")
         panes = self.query_one("#panes")
@@ -227,6 +250,8 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
         self.render_header()
 
     def action_help(self) -> None:
+        from .screens import HelpScreen
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
@@ -238,7 +263,7 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
 def run_app(incident: IncidentView, interval: float = 2.0, theme: str = "dark", live: bool = True, auto_stacks: bool = False) -> int:
     """Open the app on `incident` (a live Incident, the demo's, or a replay source) until the user quits."""
     app = TriageApp(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks,
-                    export_dirs=export_directories(incident))
+                    export_dirs_of=lambda: export_directories(incident))
     try:
         app.run()
     finally:
@@ -246,6 +271,10 @@ def run_app(incident: IncidentView, interval: float = 2.0, theme: str = "dark", 
         message = str(getattr(getattr(incident, "recorder", None), "message", "") or "")
         if message:
             print(f"triage: {message}", file=sys.stderr)  # where the record is, for replay/report
+        for warning in getattr(incident, "warnings", ()):  # said while the app opened it (not recording)
+            print(f"triage: warning: {warning}", file=sys.stderr)
+    if app.opening_failure is not None:  # the command prints its one line, with its exit code
+        raise app.opening_failure
     # textual prints the traceback of a crash and sets a return code: a crash must not read as success
     return int(app.return_code or 0)
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from textual.message import Message
 
+from ..incident import OpeningFailed
 from ..model.mappings import FileMapping
 from ..model.moment import Moment
 from ..model.stacks import StackCapture
@@ -21,6 +22,12 @@ class TickFailed(Message):
     def __init__(self, error: str) -> None:
         super().__init__()
         self.error = error
+
+
+class OpenFailed(Message):
+    def __init__(self, failure: OpeningFailed) -> None:
+        super().__init__()
+        self.failure = failure
 
 
 class StacksReady(Message):

@@ -6,7 +6,7 @@ the host's own hard timeouts end a hung call, and `call_cancellable` lets the ap
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Optional
 
 from textual import work
@@ -19,14 +19,14 @@ from ..model.unavailable import Unavailable
 from ..render.plain_text import visible
 from .export import ExportError, export_report_somewhere
 from .messages import MappingsReady, ReportExported, StacksFailed, StacksReady
-from .panes.processes import ProcessesPane
-from .panes.stacks import StacksPane
-from .screens import MappingsScreen
 from .verdict_line import stacks_summary
 from .workers import Cancelled, call_cancellable
 
 if TYPE_CHECKING:
     from textual.app import App
+
+    from .panes.processes import ProcessesPane
+    from .panes.stacks import StacksPane
 
     _AppBase = App[None]
 else:
@@ -42,16 +42,31 @@ class OnDemandReads(_AppBase):
     timeline: tuple[Moment, ...]
     changelog: tuple[str, ...]
     export_dirs: tuple[str, ...]
+    export_dirs_of: Optional[Callable[[], Sequence[str]]]
     last_export: Optional[str]
     _capturing: bool
     _auto_capture: bool
+    panes_ready: bool
 
     if TYPE_CHECKING:
         def shown_moment(self) -> Optional[Moment]: ...
         def request_tick(self) -> bool: ...
 
+    def _processes(self) -> Optional[ProcessesPane]:
+        """The Processes pane, or None in the moment before the panes are mounted (keys typed at start)."""
+        from .panes.processes import ProcessesPane
+
+        return self.query_one(ProcessesPane) if self.panes_ready else None
+
+    def _stacks(self) -> Optional[StacksPane]:
+        from .panes.stacks import StacksPane
+
+        return self.query_one(StacksPane) if self.panes_ready else None
+
     def selected_pids(self) -> tuple[int, ...]:
-        procs = self.query_one(ProcessesPane)
+        procs = self._processes()
+        if procs is None:
+            return ()
         if procs.tagged:
             return tuple(sorted(procs.tagged))
         pid = procs.selected_pid()
@@ -68,7 +83,9 @@ class OnDemandReads(_AppBase):
             return
         what = "the whole target" if pids is None else f"{len(pids)} process{'es' if len(pids) > 1 else ''} ({', '.join(map(str, pids[:6]))})"
         self._capturing = True
-        self.query_one(StacksPane).set_progress(f"capturing stacks of {what} with py-spy…")
+        stacks = self._stacks()
+        if stacks is not None:
+            stacks.set_progress(f"capturing stacks of {what} with py-spy…")
         # said where it is seen at every size: at 80x24 the Stacks pane is below the first screen
         self.notify(f"capturing stacks of {what} with py-spy… (5 shows the Stacks pane)", timeout=4)
         self._capture(pids)
@@ -89,20 +106,26 @@ class OnDemandReads(_AppBase):
     def on_stacks_ready(self, message: StacksReady) -> None:
         self._capturing = False
         auto, self._auto_capture = self._auto_capture, False
-        self.query_one(StacksPane).set_capture(message.capture, automatic=auto)
+        stacks = self._stacks()
+        if stacks is not None:
+            stacks.set_capture(message.capture, automatic=auto)
         self.notify(visible(stacks_summary(message.capture) + " (5 shows them)"), timeout=8, markup=False)
         if self.live and not self.paused:
             self.request_tick()  # the engine reads the capture on the next tick: take it now, not in 2 s
 
     def on_stacks_failed(self, message: StacksFailed) -> None:
         self._capturing = False
-        self.query_one(StacksPane).set_error(message.error)
+        stacks = self._stacks()
+        if stacks is not None:
+            stacks.set_error(message.error)
         self.notify(visible(message.error), severity="error", timeout=8, markup=False)
 
     # ------------------------------------------------------------ memory map
     def action_memory_map(self) -> None:
-        procs = self.query_one(ProcessesPane)
-        pid = procs.selected_pid()
+        from .screens import MappingsScreen
+
+        procs = self._processes()
+        pid = procs.selected_pid() if procs is not None else None
         moment = self.shown_moment()
         if pid is None or moment is None:
             self.notify("no process selected")
@@ -132,6 +155,8 @@ class OnDemandReads(_AppBase):
             self.post_message(MappingsReady(pid, mappings, error))
 
     def on_mappings_ready(self, message: MappingsReady) -> None:
+        from .screens import MappingsScreen
+
         screen = self.screen
         if isinstance(screen, MappingsScreen) and screen.pid == message.pid:
             moment = self.shown_moment()
@@ -145,8 +170,8 @@ class OnDemandReads(_AppBase):
     @work(thread=True, group="export", exclusive=True, exit_on_error=False)
     def _export(self) -> None:
         try:
-            path = call_cancellable(export_report_somewhere, self.timeline, self.changelog, self.incident.host_name,
-                                    self.export_dirs)
+            dirs = tuple(self.export_dirs_of()) if self.export_dirs_of is not None else self.export_dirs
+            path = call_cancellable(export_report_somewhere, self.timeline, self.changelog, self.incident.host_name, dirs)
         except Cancelled:
             return
         except ExportError as exc:

@@ -9,7 +9,6 @@ from textual.app import SystemCommand
 from textual.screen import Screen
 
 from .panes import Pane
-from .panes.processes import ProcessesPane
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -49,6 +48,8 @@ def _triage_commands(app: Palette) -> Iterable[SystemCommand]:
                         lambda: app.action_capture(False))
     yield SystemCommand("Export the report", "write the Markdown report of the incident so far (e)",
                         app.action_export)
+    from .panes.processes import ProcessesPane
+
     procs = app.query_one(ProcessesPane)
     for key, what in (("cpu", "CPU %"), ("pss", "memory (PSS)"), ("rss", "RSS"), ("time", "CPU time"),
                       ("pid", "PID"), ("name", "name")):

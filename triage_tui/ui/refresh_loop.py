@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Optional
 from textual import work
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from ..incident import HostOutage, IncidentView, wants_auto_stacks
+from ..incident import HostOutage, IncidentView, OpeningFailed, wants_auto_stacks
 from ..model.moment import Moment
-from .messages import MomentReady, TickFailed
+from .messages import MomentReady, OpenFailed, TickFailed
 from .workers import Cancelled, call_cancellable
 
 if TYPE_CHECKING:
@@ -43,6 +43,8 @@ class RefreshLoop(_AppBase):
     view_at: Optional[float]
     auto_stacks: bool
     _auto_capture: bool
+    opening_failure: Optional[OpeningFailed]
+    panes_mounting: bool
 
     if TYPE_CHECKING:
         def render_all(self) -> None: ...
@@ -72,6 +74,10 @@ class RefreshLoop(_AppBase):
             moment = call_cancellable(self.incident.tick)
         except Cancelled:
             return
+        except OpeningFailed as exc:  # the target found nothing (or the record was refused): the app ends
+            if not get_current_worker().is_cancelled:
+                self.post_message(OpenFailed(exc))
+            return
         except HostOutage as exc:  # the last good moment stays on screen, stale; hypotheses stay as they were
             if not get_current_worker().is_cancelled:
                 self.post_message(TickFailed(f"host unreachable ({exc}): showing the last good refresh"))
@@ -98,6 +104,13 @@ class RefreshLoop(_AppBase):
             self.render_all()
         else:
             self.render_header()  # looking back: the panes stay, the banner counts on
+
+    def on_open_failed(self, message: OpenFailed) -> None:
+        """The incident could not be opened after the first frame: the app ends, and run_app raises the
+        failure once the terminal is restored, so its one line and exit code are the command's."""
+        self.opening_failure = message.failure
+        if not self.panes_mounting:  # else the mount ends the app when it is done (never half mounted)
+            self.exit(return_code=message.failure.code)
 
     def on_tick_failed(self, message: TickFailed) -> None:
         self.collecting_since = None
