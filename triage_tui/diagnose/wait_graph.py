@@ -22,6 +22,7 @@ from ..model.diagnosis import Observation
 from ..model.snapshot import ExitedProcess, ProcessInfo, Snapshot
 from ..model.waits import Wait, is_network_fs
 from .figures import fmt_s
+from .same_rows import kept_for
 from .vocabulary import register
 
 NOT_EDGES = frozenset({"sleep", "running", "unknown"})
@@ -33,7 +34,12 @@ def _obs(oid: str, text: str, at: float, pids: Sequence[int], **figures: object)
 
 
 def edges(snapshot: Snapshot) -> dict[int, dict[int, Wait]]:
-    """A → {B: the wait of A that points at B}, between live processes of the tree."""
+    """A → {B: the wait of A that points at B}, between live processes of the tree (worked out once for the
+    same tuples of waits and rows: asked three times a tick, and a quiet tree's are last tick's)."""
+    return kept_for("wait-edges", (snapshot.waits, snapshot.processes), lambda: _edges(snapshot))
+
+
+def _edges(snapshot: Snapshot) -> dict[int, dict[int, Wait]]:
     live = {p.pid for p in snapshot.processes if not p.exited}
     co_waiters: dict[str, set[int]] = {}
     for w in snapshot.waits:
@@ -184,12 +190,12 @@ def wait_observations(history: Sequence[Snapshot]) -> list[Observation]:
     snap = history[-1]
     at = snap.taken_at
     out: list[Observation] = []
-    for members in deadlocks(snap)[:1]:
+    cycles, center = kept_for("wait-graph", (snap.waits, snap.processes), lambda: (deadlocks(snap), hub(snap)))
+    for members in cycles[:1]:
         pids = ", ".join(str(m) for m in members)
         text = f"wait cycle between PIDs {pids}: {cycle_text(snap, members)} (nobody outside the cycle can end it)"
         out.append(_obs("wait-cycle", text, at, members, wait_cycle=f"PIDs {pids} wait on each other — "
                         + cycle_text(snap, members), cycle_pids=pids))
-    center = hub(snap)
     if center is not None:
         waiters = sorted(p for p, t in edges(snap).items() if center in t and p != center)
         doing = _doing(snap, center)
