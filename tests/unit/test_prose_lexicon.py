@@ -208,3 +208,12 @@ Sometimes it works fine for some hours then it just stops here."""
     served = """[2024-05-01 10:00:00 +0000] [7] [INFO] Booting worker with pid: 7
 [2024-05-01 10:00:03 +0000] [7] [INFO] GET /health 200"""
     assert "log-ends-at-child-start" not in _ids(served)
+
+
+def test_a_process_that_cannot_be_killed_is_no_kill() -> None:
+    # marmos91/dittofs#670: "cannot be killed even with SIGKILL" names SIGKILL and states no kill (D state)
+    from triage_tui.parse.signal_lexicon import scan_line
+
+    line = "the dfsctl process enters uninterruptible disk-wait (`Dl`) and cannot be killed even with SIGKILL."
+    assert "log-killed" not in {s.id for s in scan_line(line)}
+    assert "log-killed" in {s.id for s in scan_line("the worker was killed with SIGKILL")}

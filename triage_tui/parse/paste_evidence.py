@@ -27,6 +27,7 @@ from ..model.unavailable import Unavailable, is_known
 from . import curl_text, dmesg, faulthandler, free, gdb_text, kernel_stack, log_text, nvidia_smi, proc_status, ps, pyspy_text, pyspy_top
 from . import system_text
 from .paste_split import PastePart, split_paste
+from .interrupted_traceback import interrupted_stacks
 from .prose_figures import ProseFigure, figures_in
 from .prose_lexicon import told_in
 from .signal_lexicon import Signal, scan_line
@@ -171,6 +172,12 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
                     probes.extend(found_probes)
                 used_as = f"{len(found_probes)} port probe(s) (curl)" if found_probes else ""
                 note = "" if found_probes else "curl output without a connect result"
+            elif part.kind == "traceback" and interrupted_stacks(part.text):
+                # Ctrl-C on a hung program: where it waited, not a failure (no log line, no traceback signal)
+                found = interrupted_stacks(part.text, 1 + sum(1 for p in stacks if p.source == "traceback"))
+                stacks.extend(found)
+                used_as = (f"a traceback ended by Ctrl-C (KeyboardInterrupt): the stack where {len(found)} process(es) "
+                           f"waited, innermost {found[0].threads[0].frames[0].function}")
             elif part.kind in ("log", "traceback"):
                 logs.append(part.text)
                 signals = _signal_ids(part, told)

@@ -35,7 +35,9 @@ def _s(oid: str, means: str, pattern: str, source: str, generic: bool = False, f
 # OOM killer ..., (3) ... SIGSEGV" — Ray): such a line states that something died, not how
 HEDGE = re.compile(r"common causes include|possible causes?|(?:may|might|could) (?:be|have been) (?:caused|due|because)"
                    r"|this (?:may|might|could) (?:be|mean)|can be caused by|is usually caused by"
-                   r"|(?:^|[.!?]\s{1,3})If\b", re.I)  # a sentence that starts with "If" supposes, it does not state
+                   r"|(?:^|[.!?]\s{1,3})If\b"  # a sentence that starts with "If" supposes, it does not state
+                   # nor does "cannot be killed even with SIGKILL" state a kill: it says the process is in D state
+                   r"|\b(?:cannot|can't|could not|couldn't|unable to) be killed\b|\bunkillable\b", re.I)
 
 
 # Order matters only within one line: every specific row that matches counts; a generic row counts when no

@@ -1,0 +1,49 @@
+"""A traceback ended by Ctrl-C (KeyboardInterrupt) is the stack of a hung program, not a crash (parse/
+interrupted_traceback.py).
+
+No seen case of the corpus pastes one, so the fixtures are real: CPython 3.11 programs that hang (tests/unit/
+fixtures/paste/programs/ctrl_c_*.py) interrupted with SIGINT, their stderr as printed (3.11's `^^^^` marks kept).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from triage_tui.diagnose.pasted_text import diagnose_text
+from triage_tui.parse.interrupted_traceback import interrupted_stacks
+from triage_tui.parse.paste_evidence import evidence_from_paste
+
+FIX = Path(__file__).parent / "fixtures" / "paste"
+LOCK = (FIX / "ctrl_c_traceback_lock.txt").read_text()
+QUEUE = (FIX / "ctrl_c_traceback_queue_get.txt").read_text()
+
+
+def _causes(text: str) -> list[str]:
+    return [h.id for h in diagnose_text(text).diagnosis.hypotheses if h.score > 0 and h.status != "ruled out"]
+
+
+def test_the_frames_innermost_first_with_their_source_lines_and_no_carets() -> None:
+    (proc,) = interrupted_stacks(QUEUE)
+    frames = proc.threads[0].frames
+    assert [f.function for f in frames] == ["wait", "get", "collect", "<module>"]
+    assert frames[0].code == "waiter.acquire()" and frames[2].code == "return results.get()"
+    assert proc.pid == 1 and proc.source == "traceback"
+
+
+def test_an_interrupted_wait_reads_as_that_wait_and_never_as_a_crash() -> None:
+    assert _causes(QUEUE)[:1] == ["event-never-fires"]  # a queue nobody puts to
+    assert _causes(LOCK)[:1] == ["deadlock"]  # `with lock:` that another thread holds
+    for text in (LOCK, QUEUE):
+        d = diagnose_text(text).diagnosis
+        assert "crashed-worker" not in _causes(text) and "log-traceback" not in {o.id for o in d.observations}
+    part = evidence_from_paste(QUEUE).parts[0]
+    assert part.used and "Ctrl-C" in part.used_as
+
+
+def test_each_interrupted_traceback_is_one_process_and_a_failure_is_not_one() -> None:
+    assert [p.pid for p in interrupted_stacks(LOCK + QUEUE)] == [1, 2]
+    assert [p.pid for p in evidence_from_paste(LOCK + "\n" + QUEUE).stacks] == [1, 2]
+    assert interrupted_stacks("Process 4242 (worker):\n" + LOCK)[0].pid == 4242
+    failure = LOCK.replace("KeyboardInterrupt", "RuntimeError: boom")
+    assert interrupted_stacks(failure) == ()
+    assert "crashed-worker" in _causes(failure)

@@ -1,0 +1,60 @@
+"""A Python traceback that ends in KeyboardInterrupt → the stack of the thread that Ctrl-C interrupted.
+
+Someone presses Ctrl-C on a program that hangs and pastes what Python printed:
+
+    Traceback (most recent call last):
+      File "train.py", line 13, in <module>
+        flush()
+      File "train.py", line 11, in flush
+        with lock:
+    KeyboardInterrupt
+
+That is no crash: the frames are where the main thread was waiting when the signal came (with its source lines, so
+a wait is read from them as from a py-spy dump). Each such traceback is one process, numbered 1, 2, ... unless a
+line before it names a PID (`Process 123`, `pid=123`), as faulthandler's blocks are (a DataLoader's workers and
+torchrun's ranks each print one; the `[rank0]:` prefixes are removed before).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..model.stacks import Frame, ProcessStacks, ThreadStack
+
+_FRAME = re.compile(r'^\s*File "(.{0,2000})", line (\d{1,9}), in (\S{1,300})\s*$')
+_START = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
+_INTERRUPT = re.compile(r"^\s*KeyboardInterrupt\b")
+_CARETS = re.compile(r"^\s*[\^~]{1,400}\s*$")  # 3.11+ marks the failing expression under its source line
+_PID = re.compile(r"(?:\bpid\b|\bProcess\b)\s*[:=#]?\s*(\d{1,10})\b", re.I)
+
+
+def interrupted_stacks(text: str, first: int = 1) -> tuple[ProcessStacks, ...]:
+    """One process per traceback whose exception is KeyboardInterrupt (numbered from `first` without a PID line);
+    every other traceback is a failure, not a stack, and is left to the log reader."""
+    found: list[ProcessStacks] = []
+    frames: list[Frame] = []
+    hint: int | None = None
+    for line in text.split("\n"):
+        if _START.match(line):
+            frames = []
+            continue
+        m = _FRAME.match(line)
+        if m:
+            frames.append(Frame(function=m.group(3), file=m.group(1), line=int(m.group(2))))
+            continue
+        if _INTERRUPT.match(line):
+            if frames:
+                pid = hint if hint is not None else first + len(found)
+                thread = ThreadStack(pid=pid, tid=0, name="MainThread", frames=tuple(reversed(frames)))
+                found.append(ProcessStacks(pid=pid, name="interrupted by Ctrl-C", source="traceback", threads=(thread,)))
+            frames, hint = [], None
+            continue
+        if frames and line.startswith((" ", "\t")) and line.strip() and not _CARETS.match(line) and not frames[-1].code:
+            frames[-1] = Frame(function=frames[-1].function, file=frames[-1].file, line=frames[-1].line,
+                               code=line.strip()[:300])
+            continue
+        if not frames:
+            pm = _PID.search(line)
+            if pm:
+                hint = int(pm.group(1))
+    return tuple(found)
