@@ -47,3 +47,13 @@ def test_each_interrupted_traceback_is_one_process_and_a_failure_is_not_one() ->
     failure = LOCK.replace("KeyboardInterrupt", "RuntimeError: boom")
     assert interrupted_stacks(failure) == ()
     assert "crashed-worker" in _causes(failure)
+
+
+def test_a_failure_beside_the_interrupt_is_still_read_as_one() -> None:
+    # the interrupt, then the clean-up's own error about a worker that died (the DataLoader's wording)
+    text = LOCK + ("\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call "
+                   "last):\n  File \"train.py\", line 20, in <module>\n    main()\nRuntimeError: DataLoader worker (pid 4242) "
+                   "exited unexpectedly with exit code 1\n")
+    ev = evidence_from_paste(text)
+    assert ev.stacks and "failure" in ev.parts[0].used_as and "log-worker-exited" in ev.parts[0].used_as
+    assert "crashed-worker" in _causes(text)

@@ -138,6 +138,9 @@ This is my test mountpoint:
     assert {"told-d-state", "told-netfs-stuck"} <= _ids(ditto)
     assert "told-netfs-stuck" in _told("10.0.0.90:/tmp on /tmp/mountpoint type nfs4 (rw,relatime,hard,proto=tcp)")
     assert "told-netfs-stuck" not in _told("10.0.0.90:/tmp on /tmp/mountpoint type nfs4 (rw,relatime,soft,proto=tcp)")
+    # the other network filesystems by name: the same mechanism (no seen case names one with a hang)
+    assert "told-netfs-stuck" in _told("every ls on the lustre mount hangs since the OSS restarted")
+    assert "told-netfs-stuck" not in _told("the checkpoint is on lustre and loads in two minutes")
     # the same rows on seen cases other rows already read (pai#2117: ps D state; nfs-ganesha#1327)
     assert "told-d-state" in _told("node-exporter processes stuck in D state on the nfs mount")
 

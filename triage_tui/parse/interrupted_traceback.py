@@ -25,6 +25,8 @@ _FRAME = re.compile(r'^\s*File "(.{0,2000})", line (\d{1,9}), in (\S{1,300})\s*$
 _START = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 _INTERRUPT = re.compile(r"^\s*KeyboardInterrupt\b")
 _CARETS = re.compile(r"^\s*[\^~]{1,400}\s*$")  # 3.11+ marks the failing expression under its source line
+# an exception line of a traceback (`RuntimeError: ...`, `torch.distributed.DistBackendError`)
+_EXCEPTION = re.compile(r"^\s*[\w.]{1,120}(?:Error|Exception|Exit)\b")
 _PID = re.compile(r"(?:\bpid\b|\bProcess\b)\s*[:=#]?\s*(\d{1,10})\b", re.I)
 
 
@@ -58,3 +60,9 @@ def interrupted_stacks(text: str, first: int = 1) -> tuple[ProcessStacks, ...]:
             if pm:
                 hint = int(pm.group(1))
     return tuple(found)
+
+
+def failed_too(text: str) -> bool:
+    """The traceback text also ends in an exception that is no interrupt (a worker that died while the main process
+    was interrupted, an error raised by the clean-up): that one is a failure and is read as one."""
+    return any(_EXCEPTION.match(line) for line in text.split("\n"))

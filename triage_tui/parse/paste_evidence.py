@@ -27,7 +27,7 @@ from ..model.unavailable import Unavailable, is_known
 from . import curl_text, dmesg, faulthandler, free, gdb_text, kernel_stack, log_text, nvidia_smi, proc_status, ps, pyspy_text, pyspy_top
 from . import system_text
 from .paste_split import PastePart, split_paste
-from .interrupted_traceback import interrupted_stacks
+from .interrupted_traceback import failed_too, interrupted_stacks
 from .prose_figures import ProseFigure, figures_in
 from .prose_lexicon import told_in
 from .signal_lexicon import Signal, scan_line
@@ -178,6 +178,10 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
                 stacks.extend(found)
                 used_as = (f"a traceback ended by Ctrl-C (KeyboardInterrupt): the stack where {len(found)} process(es) "
                            f"waited, innermost {found[0].threads[0].frames[0].function}")
+                if failed_too(part.text):  # another exception beside the interrupt (a worker that died): a failure too
+                    logs.append(part.text)
+                    signals = _signal_ids(part, told)
+                    used_as += f"; and a failure ({', '.join(signals)})" if signals else "; and a failure"
             elif part.kind in ("log", "traceback"):
                 logs.append(part.text)
                 signals = _signal_ids(part, told)

@@ -35,6 +35,8 @@ _FORK = (r"(?:\bos\.fork\(\)|\bfork\(\)|\bfork(?:s|ed|ing)? (?:off )?(?:the |a |
          r"|child(?:ren)?|subprocess(?:es)?)\b|\bforked (?:child|children|process(?:es)?|workers?|subprocess(?:es)?)\b"
          r"|\bafter (?:a |the )?fork\b|\b(?:got|been|be|is|was|were) forked\b|\bfork (?:start method|context|mode)\b)")
 _LOCKED = r"\b(?:lock(?:s|ed)?|deadlock(?:s|ed)?|hangs?|hanging|hung|stuck)\b"
+_NETFS = (r"\b(?:nfs[34]?|lustre|gpfs|cephfs|ceph-fuse|beegfs|cifs|smb|sshfs|s3fs|gcsfuse|network (?:storage|filesystem"
+          r"|file system|drive))\b")
 _HANG = r"\b(?:hangs?|hanging|hung|stuck|waits?|waiting|blocks?|blocked|deadlock(?:s|ed)?)\b"
 
 PROSE: tuple[Signal, ...] = (
@@ -72,9 +74,11 @@ PROSE: tuple[Signal, ...] = (
        r"\bD[- ]state\b|\buninterruptible\b[^\n]{0,20}?\b(?:sleep|wait|I/O|IO|state|disk)|\bdisk[- ]?wait\b"
        r"|\b(?:cannot|can't|could not|couldn't) be killed\b|\bunkillable\b",
        "https://github.com/marmos91/dittofs/issues/670"),
+    # NFS is the one the seen cases name; the others are the same mechanism under another name (a networked
+    # filesystem whose server stops answering blocks every access in the kernel)
     _p("told-netfs-stuck", "a network filesystem that stops answering (NFS): every access to it blocks in the kernel",
-       r"\bnfs[34]?\b[^\n]{0,120}?\b(?:not available|unavailable|not respon\w{0,5}|unresponsive|unreachable|hangs?|hung"
-       r"|hanging|stuck|blocked|D[- ]state)\b|\b(?:hangs?|hung|hanging|stuck|blocked)\b[^\n]{0,120}?\bnfs[34]?\b"
+       _NETFS + r"[^\n]{0,120}?\b(?:not available|unavailable|not respon\w{0,5}|unresponsive|unreachable|hangs?|hung"
+       r"|hanging|stuck|blocked|D[- ]state)\b|\b(?:hangs?|hung|hanging|stuck|blocked)\b[^\n]{0,120}?" + _NETFS +
        r"|\btype nfs4?\b[^\n]{0,300}?[(,]hard[,)]",
        "https://github.com/giampaolo/psutil/issues/1931"),
     # --- slow, not stuck
