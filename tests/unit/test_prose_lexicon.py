@@ -220,3 +220,16 @@ def test_a_process_that_cannot_be_killed_is_no_kill() -> None:
     line = "the dfsctl process enters uninterruptible disk-wait (`Dl`) and cannot be killed even with SIGKILL."
     assert "log-killed" not in {s.id for s in scan_line(line)}
     assert "log-killed" in {s.id for s in scan_line("the worker was killed with SIGKILL")}
+
+
+def test_the_wider_wordings_on_the_seen_cases_other_rows_already_read() -> None:
+    # returnn#1621 and BasicTS#250: one rank goes on (or leaves first) while the others stay behind
+    assert "log-rank-late" in _told("[...] Rank 0 proceeds here while the other ranks hang when creating the `iter`.")
+    # pytorch#158042 and pytorch#96662: a hang while compiling
+    assert "log-compiling" in _told("seems like we hang when compiling with these args:")
+    # zfs#2164: "stuck in state D"
+    assert "told-d-state" in _told("processes z_wr_int_h/0 through 4 are stuck in state D.")
+    assert "told-d-state" not in _told("see state D-1 in the table")
+    # AMVUR#2 (one seen case): memory that keeps growing until the kill
+    amvur = "the total memory currently in use become larger and larger, and finally the error accured."
+    assert "told-memory-grows" in _told(amvur) and _causes(amvur)[:1] == ["oom"]

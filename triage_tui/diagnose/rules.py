@@ -432,6 +432,7 @@ ROWS: tuple[Row, ...] = (
     Row("fork-inherited-lock", "told-fork-lock", 0.5, "told: the lock was held by a thread that the forked child does not "
         "have"),
     Row("crashed-worker", "told-crash-others-wait", 0.45, "told: the others wait for a worker that died"),
+    Row("oom", "told-memory-grows", 0.2, "told: the memory grows, toward the OOM killer"),
     Row("io-blocked", "told-d-state", 0.45, "told: uninterruptible, so a wait on I/O"),
     Row("io-blocked", "told-netfs-stuck", 0.4, "told: the network filesystem does not answer"),
     Row("fork-inherited-lock", "stacks-fork-lock", 0.6, "the lock's holder is a thread the forked child does not have"),

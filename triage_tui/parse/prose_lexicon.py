@@ -66,12 +66,22 @@ PROSE: tuple[Signal, ...] = (
        r"|tasks?)|(?:a )?(?:random )?(?:subset|some) of (?:the )?(?:hosts|ranks|workers|replicas|nodes|tasks))\b[^\n]{0,30}?"
        r"\bstill (?:pending|provisioning|loading|starting|booting|initiali[sz]ing|setting up|syncing|doing)\b"
        r"|\b(?:the )?(?:other|remaining|already[- ]registered)(?: gpu)? (?:processes|ranks|workers|hosts|nodes|tasks)\b"
-       r"[^\n]{0,30}?\b(?:wait(?:s|ing)?|hit \w{0,20}(?:DEADLINE|timeout)\w{0,20}|time out|timed out)\b",
+       r"[^\n]{0,30}?\b(?:wait(?:s|ing)?|hit \w{0,20}(?:DEADLINE|timeout)\w{0,20}|time out|timed out)\b"
+       # one rank goes on (or leaves) while the others stay behind
+       r"|\b(?:rank ?\d{1,5}|one rank|a rank|one (?:host|node|process|worker)|host ?\d{1,4}|the (?:main|first) process)\b"
+       r"[^\n]{0,30}?\b(?:proceeds?|continues?|goes on|moves on|is ahead|skips?|skipped|exits? first|exited first"
+       r"|leaves? (?:early|first))\b[^\n]{0,80}?\b(?:other|remaining|rest)\b",
        "https://github.com/marin-community/marin/issues/5480"),
+    # --- memory that keeps growing (toward the OOM killer)
+    _p("told-memory-grows", "memory that keeps growing, told in words (a leak or an unbounded buffer, toward the OOM "
+       "killer)",
+       r"\b(?:memory|RAM|RSS|mem)\b[^\n]{0,40}?\b(?:larger and larger|bigger and bigger|keeps? (?:growing|increasing|rising"
+       r"|going up)|grows?|growing|increas(?:es|ing)|rising|climbs?|climbing|goes up|went up|explod(?:es|ed|ing))\b",
+       "https://github.com/ZhehengJiangLancaster/AMVUR/issues/2"),
     # --- I/O the kernel cannot interrupt
     _p("told-d-state", "a process in uninterruptible sleep (D state), told in words: a wait on I/O that not even "
        "SIGKILL ends",
-       r"\bD[- ]state\b|\buninterruptible\b[^\n]{0,20}?\b(?:sleep|wait|I/O|IO|state|disk)|\bdisk[- ]?wait\b"
+       r"\bD[- ]state\b|\bstate[: ]{1,2}[`'\"]?D[`'\"]?(?![\w-])|\buninterruptible\b[^\n]{0,20}?\b(?:sleep|wait|I/O|IO|state|disk)|\bdisk[- ]?wait\b"
        r"|\b(?:cannot|can't|could not|couldn't) be killed\b|\bunkillable\b",
        "https://github.com/marmos91/dittofs/issues/670"),
     # NFS is the one the seen cases name; the others are the same mechanism under another name (a networked
@@ -84,7 +94,7 @@ PROSE: tuple[Signal, ...] = (
     # --- slow, not stuck
     _p("log-compiling", "compiling (JIT / CUDA graphs / Triton / autotuning), told in words",
        r"\bcompil(?:ation|e|ing)\b[^\n]{0,40}?\b(?:time|takes?|took|taking|slow|slower|long|minutes?|hours?|min)\b"
-       r"|\b(?:was|is|still|were|keeps?) compiling\b",
+       r"|\b(?:was|is|still|were|keeps?) compiling\b|\b(?:when|while|during) compil(?:ing|ation)\b",
        "https://github.com/pytorch/pytorch/issues/148073"),
     _p("log-loading", "loading weights, told in words (minutes to load or initialise, every rank reading the checkpoint)",
        r"\b(?:takes?|took|taking)\b[^\n]{0,30}?\b\d{1,4}\+? ?(?:min(?:ute)?s?|hours?|h)\b[^\n]{0,40}?\bto (?:complete )?"
