@@ -233,3 +233,9 @@ def test_the_wider_wordings_on_the_seen_cases_other_rows_already_read() -> None:
     # AMVUR#2 (one seen case): memory that keeps growing until the kill
     amvur = "the total memory currently in use become larger and larger, and finally the error accured."
     assert "told-memory-grows" in _told(amvur) and _causes(amvur)[:1] == ["oom"]
+
+
+def test_every_part_that_tells_a_mechanism_is_accounted_as_used_not_only_the_first() -> None:
+    parts = evidence_from_paste(SENTRY + "\n\nunrelated words here\n\n" + SENTRY).parts
+    assert [p.used for p in parts] == [True, False, True]
+    assert "told-fork-lock" in parts[2].used_as

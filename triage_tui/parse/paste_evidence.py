@@ -212,8 +212,9 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
 def _signal_ids(part: PastePart, told: list[tuple[int, str, Signal]]) -> list[str]:
     """The lexicon's ids on the part's lines and the prose rows told in them (added to `told`), for its used_as."""
     numbered = list(enumerate(part.text.split(chr(10)), part.first_line))
-    hits = [h for h in told_in(numbered, paragraph=False) if h[2].id not in {sig.id for _, _, sig in told}]
-    told.extend(hits)
+    hits = told_in(numbered, paragraph=False)
+    known = {sig.id for _, _, sig in told}
+    told.extend(h for h in hits if h[2].id not in known)  # the first line that tells it is the one quoted
     return sorted({sig.id for _, ln in numbered for sig in scan_line(ln)} | {sig.id for _, _, sig in hits})
 
 
@@ -237,10 +238,11 @@ def _told_over_lines(parts: list[PastePart], told: list[tuple[int, str, Signal]]
         if len(run) < 2:
             continue
         for no, words, sig in told_in(run, paragraph=True):
-            if sig.id in {s.id for _, _, s in told}:
-                continue
-            told.append((no, words, sig))
             k = next(i for i, p in enumerate(out) if p.first_line <= no <= p.last_line)
+            if sig.id in out[k].used_as:  # that part's own lines already told it
+                continue
+            if sig.id not in {s.id for _, _, s in told}:
+                told.append((no, words, sig))
             p = out[k]
             said = f"told in words over several lines ({sig.id})"
             out[k] = replace(p, used=True, used_as=f"{p.used_as}; {said}" if p.used_as else said,
