@@ -57,3 +57,19 @@ def test_a_failure_beside_the_interrupt_is_still_read_as_one() -> None:
     ev = evidence_from_paste(text)
     assert ev.stacks and "failure" in ev.parts[0].used_as and "log-worker-exited" in ev.parts[0].used_as
     assert "crashed-worker" in _causes(text)
+
+
+def test_a_traceback_the_terminal_began_with_ctrl_c_is_interrupted_even_when_the_paste_cuts_its_end() -> None:
+    # huggingface/huggingface_hub#2543 (a seen case), as posted: `^C` echoed before the traceback, its end cut
+    hub = """still waiting to acquire lock on /home/austin/.cache/huggingface/hub/.locks/models--NousResearch--Meta-Llama-3.1-8B-Instruct/fc1cdddd6bfa91128d6e94ee73d0ce62bfcdb7af29e978ddcab30c66ae9ea7fa.lock
+^CTraceback (most recent call last):
+  File "/home/austin/disk1/aphrodite-engine/conda/envs/aphrodite-runtime/bin/huggingface-cli", line 8, in <module>
+    sys.exit(main())
+[...]"""
+    (proc,) = interrupted_stacks(hub)
+    assert proc.threads[0].frames[0].code == "sys.exit(main())"
+    ev = evidence_from_paste(hub)
+    assert [p.kind for p in ev.parts][:2] == ["log", "traceback"] and "Ctrl-C" in ev.parts[1].used_as
+    assert _causes(hub)[:1] == ["stale-file-lock"]
+    # a `^C` traceback that ends in another exception is that exception's failure, read as one too
+    assert interrupted_stacks(hub.replace("[...]", "OSError: [Errno 37] No locks available"))

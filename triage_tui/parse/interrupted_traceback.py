@@ -22,7 +22,8 @@ import re
 from ..model.stacks import Frame, ProcessStacks, ThreadStack
 
 _FRAME = re.compile(r'^\s*File "(.{0,2000})", line (\d{1,9}), in (\S{1,300})\s*$')
-_START = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
+# a terminal echoes Ctrl-C as `^C` right where the traceback starts: interrupted even when the paste cuts its end
+_START = re.compile(r"^\s*(\^C)?Traceback \(most recent call last\):\s*$")
 _INTERRUPT = re.compile(r"^\s*KeyboardInterrupt\b")
 _CARETS = re.compile(r"^\s*[\^~]{1,400}\s*$")  # 3.11+ marks the failing expression under its source line
 # an exception line of a traceback (`RuntimeError: ...`, `torch.distributed.DistBackendError`)
@@ -31,34 +32,48 @@ _PID = re.compile(r"(?:\bpid\b|\bProcess\b)\s*[:=#]?\s*(\d{1,10})\b", re.I)
 
 
 def interrupted_stacks(text: str, first: int = 1) -> tuple[ProcessStacks, ...]:
-    """One process per traceback whose exception is KeyboardInterrupt (numbered from `first` without a PID line);
-    every other traceback is a failure, not a stack, and is left to the log reader."""
+    """One process per traceback whose exception is KeyboardInterrupt, or that starts with the terminal's `^C` (numbered
+    from `first` without a PID line); every other traceback is a failure, not a stack, and is left to the log reader."""
     found: list[ProcessStacks] = []
     frames: list[Frame] = []
     hint: int | None = None
+    echoed = False  # this traceback began with `^C`
+    indent = 0  # of the last `File` line
+
+    def emit() -> None:
+        pid = hint if hint is not None else first + len(found)
+        thread = ThreadStack(pid=pid, tid=0, name="MainThread", frames=tuple(reversed(frames)))
+        found.append(ProcessStacks(pid=pid, name="interrupted by Ctrl-C", source="traceback", threads=(thread,)))
+
     for line in text.split("\n"):
-        if _START.match(line):
-            frames = []
+        start = _START.match(line)
+        if start:
+            if echoed and frames:  # the previous one was interrupted and cut before its last line
+                emit()
+            frames, echoed = [], start.group(1) is not None
             continue
         m = _FRAME.match(line)
         if m:
             frames.append(Frame(function=m.group(3), file=m.group(1), line=int(m.group(2))))
+            indent = len(line) - len(line.lstrip())
             continue
-        if _INTERRUPT.match(line):
-            if frames:
-                pid = hint if hint is not None else first + len(found)
-                thread = ThreadStack(pid=pid, tid=0, name="MainThread", frames=tuple(reversed(frames)))
-                found.append(ProcessStacks(pid=pid, name="interrupted by Ctrl-C", source="traceback", threads=(thread,)))
-            frames, hint = [], None
+        # a frame's source line is indented deeper than its `File` line; the exception line is not
+        if frames and len(line) - len(line.lstrip()) > indent and line.strip() and not frames[-1].code:
+            if not _CARETS.match(line):
+                frames[-1] = Frame(function=frames[-1].function, file=frames[-1].file, line=frames[-1].line,
+                                   code=line.strip()[:300])
             continue
-        if frames and line.startswith((" ", "\t")) and line.strip() and not _CARETS.match(line) and not frames[-1].code:
-            frames[-1] = Frame(function=frames[-1].function, file=frames[-1].file, line=frames[-1].line,
-                               code=line.strip()[:300])
+        if _INTERRUPT.match(line) or (_EXCEPTION.match(line) and frames):
+            if frames and (echoed or _INTERRUPT.match(line)):
+                emit()
+            frames, hint, echoed = [], None, False
             continue
         if not frames:
             pm = _PID.search(line)
             if pm:
                 hint = int(pm.group(1))
+    if echoed and frames:
+        emit()
     return tuple(found)
 
 

@@ -118,7 +118,7 @@ def _starts(lines: list[str], i: int) -> Optional[tuple[str, int]]:
     end = _json(lines, i)
     if end:
         return "py-spy-json", end
-    if s.startswith("Traceback (most recent call last)"):
+    if s.startswith(("Traceback (most recent call last)", "^CTraceback (most recent call last)")):
         return "traceback", _run(lines, i, _traceback_like, blank_ok=True)
     if _kernel_like(line):
         return "kernel", _run(lines, i, _kernel_like)
