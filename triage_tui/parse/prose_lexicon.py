@@ -81,7 +81,8 @@ PROSE: tuple[Signal, ...] = (
     # --- I/O the kernel cannot interrupt
     _p("told-d-state", "a process in uninterruptible sleep (D state), told in words: a wait on I/O that not even "
        "SIGKILL ends",
-       r"\bD[- ]state\b|\bstate[: ]{1,2}[`'\"]?D[`'\"]?(?![\w-])|\buninterruptible\b[^\n]{0,20}?\b(?:sleep|wait|I/O|IO|state|disk)|\bdisk[- ]?wait\b"
+       r"\bD[- ]state\b|\bstate[: ]{1,2}[`'\"]?D[`'\"]?(?![\w-])|\buninterruptible\b[^\n]{0,20}?\b(?:sleep|wait|I/O|IO|state"
+       r"|disk)|\bdisk[- ]?wait\b"
        r"|\b(?:cannot|can't|could not|couldn't) be killed\b|\bunkillable\b",
        "https://github.com/marmos91/dittofs/issues/670"),
     # NFS is the one the seen cases name; the others are the same mechanism under another name (a networked
