@@ -1,6 +1,8 @@
 """How long the app takes to show one refresh of a tree of N processes (the UI side of a tick).
 
     python bench/app_refresh.py [N ...]        (default: 2000 10000)
+    BENCH_IDLE=1 python bench/app_refresh.py 1000   # a quiet tree: the same row objects every refresh, a
+                                                    # second apart, after 100 (idle-for in minutes: few cells change)
 
 Feeds synthetic snapshots (one launcher, children of 50 each; every refresh changes each row's idle-for)
 to the app headless at 200x50 and times, on the UI thread, from the snapshot's arrival until the app is
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import statistics
 import sys
 import time
@@ -41,17 +44,23 @@ def tree(n: int) -> tuple[ProcessInfo, ...]:
     return tuple(procs)
 
 
-async def measure(n: int) -> float:
+async def measure(n: int, idle: bool = False) -> float:
     procs = tree(n)
-    snaps = [dataclasses.replace(s, processes=procs) for s in build_snapshots(8)]
+    if idle:
+        last = build_snapshots(8)[-1]
+        snaps = [dataclasses.replace(last, processes=procs, taken_at=last.taken_at + i) for i in range(200)]
+    else:
+        snaps = [dataclasses.replace(s, processes=procs) for s in build_snapshots(8)]
     host = FixtureHost(snaps)
     incident = Incident(host, host.target, host.options)
-    incident.tick()
+    for _ in range(100 if idle else 1):
+        incident.tick()
     app = TriageApp(incident, interval=3600, live=False, clock=host.clock)
     times = []
     async with app.run_test(size=(200, 50)) as pilot:
-        await pilot.pause()
-        for _ in range(6):
+        for _ in range(5):  # the panes are mounted after the first frame
+            await pilot.pause()
+        for _ in range(30 if idle else 6):
             moment = incident.tick()  # the engine's work is the worker thread's, not timed here
             start = time.perf_counter()
             app.post_message(MomentReady(moment))
@@ -62,8 +71,11 @@ async def measure(n: int) -> float:
 
 def main() -> int:
     sizes = [int(a) for a in sys.argv[1:]] or [2000, 10000]
+    idle = os.environ.get("BENCH_IDLE") == "1"
     for n in sizes:
-        print(f"{n:>6} processes: {asyncio.run(measure(n)) * 1000:.0f} ms per refresh on the UI thread (median of 6)")
+        ms = asyncio.run(measure(n, idle)) * 1000
+        print(f"{n:>6} processes{' (idle)' if idle else ''}: {ms:.1f} ms per refresh on the UI thread "
+              f"(median of {30 if idle else 6})")
     return 0
 
 
