@@ -225,3 +225,74 @@ def test_a_snapshot_collector_closes_its_held_fds(napper: Napper) -> None:
     assert f"/proc/{pid}/stat" in _open_fds()
     collector.close()
     assert f"/proc/{pid}/stat" not in _open_fds() and f"/proc/{pid}/schedstat" not in _open_fds()
+
+
+def test_a_watching_pass_reads_the_tree_and_the_new_and_the_rest_only_on_its_rescan(napper: Napper) -> None:
+    """`skip_known`: the tree's stat lines every pass, a process new since the last pass at once (a tree
+    process's new child is a new PID), a process outside the tree that was already there only once in
+    RESCAN_TICKS passes (and never a stale line of it in between)."""
+    from triage_tui.collect.proc_table import RESCAN_TICKS
+
+    tree = napper.proc.pid
+    outside = subprocess.Popen(["sleep", "600"])
+    collector = ProcessCollector()
+    try:
+        table = read_proc_table(held=collector.held, watch=frozenset([tree]), skip_known=True)
+        assert {tree, outside.pid} <= set(table.stats)  # the first pass reads every process
+        newcomer = subprocess.Popen(["sleep", "600"])
+        try:
+            seen_outside = []
+            for n in range(RESCAN_TICKS):
+                table = read_proc_table(previous=table, held=collector.held, watch=frozenset([tree]), skip_known=True)
+                assert tree in table.stats and outside.pid in table.listed
+                if n == 0:
+                    assert newcomer.pid in table.stats  # new since the last pass: read at once
+                seen_outside.append(outside.pid in table.stats)
+            assert seen_outside.count(True) == 1  # once in RESCAN_TICKS passes, on its turn
+            full = read_proc_table(previous=table)  # not watching: every process, every pass
+            assert {tree, outside.pid, newcomer.pid} <= set(full.stats)
+        finally:
+            newcomer.kill()
+            newcomer.wait()
+    finally:
+        outside.kill()
+        outside.wait()
+        collector.close()
+
+
+def test_a_snapshot_collector_finds_a_child_born_between_ticks() -> None:
+    """The tree grows by a fork between two ticks of a watching collector: the child is in the next tick's
+    tree (a new PID is always read), and it is gone from it once it exits."""
+    code = "import os, signal, sys, time\nos.read(int(sys.argv[1]), 1)\nif os.fork() == 0:\n    signal.pause()\nsignal.pause()"
+    go_r, go_w = os.pipe()
+    parent = subprocess.Popen([sys.executable, "-c", code, str(go_r)], pass_fds=(go_r,))
+    os.close(go_r)
+    collector = SnapshotCollector()
+    try:
+        target = resolve_targets([str(parent.pid)])
+        first = collector.collect(target, CollectOptions())
+        assert [p.pid for p in first.processes] == [parent.pid]
+        os.write(go_w, b"f")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with open(f"/proc/{parent.pid}/task/{parent.pid}/children") as f:
+                if f.read().split():
+                    break
+            time.sleep(0.01)
+        second = collector.collect(target, CollectOptions())
+        kids = [p for p in second.processes if p.ppid == parent.pid]
+        assert len(kids) == 1 and not kids[0].exited
+        os.kill(kids[0].pid, 9)  # our own test child
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and os.path.exists(f"/proc/{kids[0].pid}/stat"):
+            with open(f"/proc/{kids[0].pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+            time.sleep(0.01)
+        third = collector.collect(target, CollectOptions())
+        assert all(p.pid != kids[0].pid or p.state in ("Z", "X") or p.exited for p in third.processes)
+    finally:
+        collector.close()
+        parent.kill()
+        parent.wait()
+        os.close(go_w)

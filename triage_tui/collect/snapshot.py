@@ -82,6 +82,7 @@ class SnapshotCollector:
         self._table: Optional[ProcTable] = None  # the last /proc pass: its unchanged stat lines are not parsed again
         self._seen_pids: set[int] = set()
         self._tree: frozenset[int] = frozenset()  # last tick's tree: their stat files are held open
+        self._roots: frozenset[int] = frozenset()  # last tick's target roots
         self._environ_cache: dict[tuple[int, object], dict[str, str]] = {}
         self._environs_of: tuple[tuple[ProcessInfo, ...], dict[int, dict[str, str]]] = ((), {})
         self._named_of: tuple[tuple[ProcessInfo, ...], list[NamedPort]] = ((), [])  # the rows' named ports
@@ -118,7 +119,12 @@ class SnapshotCollector:
 
         def read_processes() -> tuple[ProcessInfo, ...]:
             processes = self.processes
-            table = self._table = read_proc_table(previous=self._table, held=processes.held, watch=self._tree)
+            roots = frozenset(root.pid for root in target.roots)
+            # another target (re-resolved after a restart): its tree may hold processes that were outside the
+            # last one, so this pass reads every process; then only the tree and the new (proc_table.py)
+            same_target, self._roots = roots == self._roots, roots
+            table = self._table = read_proc_table(previous=self._table, held=processes.held,
+                                                  watch=self._tree | roots, skip_known=same_target)
             tables.append(table)
             pids = tree_pids(target, table)
             self._tree = frozenset(pids)
