@@ -6,6 +6,7 @@ so both see the same machine. RSS is VmRSS of the python process (not its peak),
 
     python3 bench/app_memory.py
     BENCH_BEFORE=/path/to/older/checkout BENCH_PROCESSES=1000 python3 bench/app_memory.py
+    BENCH_SAMPLES=15,60,120,300,600 python3 bench/app_memory.py   # a longer watch
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 
 from common import REPO, TmuxPane, load_line, process_farm, tree_of
 
-SAMPLES_S = (15, 60, 120)
+SAMPLES_S = tuple(int(x) for x in os.environ.get("BENCH_SAMPLES", "15,60,120").split(","))  # seconds
 
 
 def rss_mib(pid: int) -> float:
