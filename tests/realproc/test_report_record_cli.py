@@ -30,7 +30,11 @@ def test_demo_report_with_auto_stacks_records_and_replays_as_a_report(tmp_path: 
     assert data["hypotheses"][0]["id"] == "wait-for-missing-rank"
     assert "never reached" in data["hypotheses"][0]["title"]  # the odd rank is named once stacks exist
     ruled_out = {h["id"] for h in data["hypotheses"] if h["status"] == "ruled out"}
-    assert {"crashed-worker", "oom"} <= ruled_out
+    # when it fails (a loaded machine), say why: the status and weighted rows of the two that should be ruled out
+    why = {h["id"]: (h["status"], [(e.get("observation"), e.get("weight"), e.get("text", "")[:160])
+                                  for e in h.get("evidence", ())])
+           for h in data["hypotheses"] if h["id"] in ("crashed-worker", "oom")}
+    assert {"crashed-worker", "oom"} <= ruled_out, why
 
     md = triage("report", "--from", str(record), "--format", "md")
     assert md.returncode == 0 and "## Timeline" in md.stdout and "## Stacks" in md.stdout

@@ -394,4 +394,8 @@ def test_report_names_the_cause(case: Case, job: Job) -> None:
     problems = judge(case, doc, job.odd_pid)
     _record(case, doc, problems)
     ranking = [(h["id"], h["status"]) for h in _hypotheses(doc)[:4]]
-    assert not problems, (problems, ranking)
+    # a failure on a loaded CI machine must say why: the weighted rows of every hypothesis a problem names
+    named = [h for h in _hypotheses(doc) if any(h["id"] in p for p in problems)]
+    rows = {h["id"]: [(e.get("observation"), e.get("weight"), e.get("text", "")[:160]) for e in h.get("evidence", ())]
+            for h in named}
+    assert not problems, (problems, ranking, rows)
