@@ -22,7 +22,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PER_INPUT_S = 60.0  # a hang, not slowness: the inputs here take well under a second each on an idle machine
 SEEDS = sorted([*(ROOT / "tests" / "unit" / "fixtures" / "diagnose").glob("*.txt"),
                 *(ROOT / "tests" / "unit" / "fixtures" / "paste").glob("*.txt"),
-                *(ROOT / "tests" / "corpus").glob("*/*.md")])
+                # cases-8 is left out: it is a held-out set being gathered while the eighth pass is written,
+                # scored once after the freeze; the fuzz must not read (and a failure here must not show) its
+                # text before that scoring. A later pass adds it back once it is seen.
+                *(p for p in (ROOT / "tests" / "corpus").glob("*/*.md") if p.parent.name != "cases-8")])
 MUTATED_PER_SEED = 3
 RANDOM_INPUTS = 40
 
