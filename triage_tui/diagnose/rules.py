@@ -274,6 +274,9 @@ ROWS: tuple[Row, ...] = (
     Row("io-blocked", "wait-netfs-io", 0.6, "a network filesystem that does not answer"),
     Row("io-blocked", "d-state", 0.4),
     Row("io-blocked", "stacks-file-io", 0.15),
+    Row("io-blocked", "stacks-netfs-rpc", 0.45, "the kernel waits for a network filesystem's server to answer"),
+    Row("network-wait", "log-connect-refused", 0.4, "the peer's port does not listen: it is not up, or the address is wrong"),
+    Row("shm-exhausted", "log-nccl-system-error", 0.3, "NCCL's failing system call is most often /dev/shm"),
     # network-wait
     Row("network-wait", "stacks-rendezvous", 0.6),
     Row("network-wait", "wait-not-accepted", 0.6, "the listener never accepted: rendezvous or server never served it"),

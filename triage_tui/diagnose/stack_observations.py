@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Optional
@@ -125,11 +126,29 @@ def stack_observations(capture: StackCapture, snapshot: Optional[Snapshot] = Non
             example = next(g for g in main.values() if g.wait_kind == kind)
             pids = sorted(pid for pid, g in main.items() if g.wait_kind == kind)
             out.append(_obs(oid, f"{len(pids)} main thread(s) {text}: {example.wait_frame}", at, pids, frame=example.wait_frame))
+    netfs = sorted({t.pid for proc in capture.processes for t in proc.threads if _netfs_rpc(t.kernel_stack)})
+    if netfs:
+        frame = next(_netfs_rpc(t.kernel_stack) for proc in capture.processes for t in proc.threads
+                     if _netfs_rpc(t.kernel_stack))
+        out.append(_obs("stacks-netfs-rpc", f"{len(netfs)} process(es) wait in a network filesystem's RPC in the "
+                        f"kernel: {frame}", at, netfs, frame=frame))
     unchanged = _unchanged_for(capture, groups, previous)
     if unchanged is not None:
         out.append(_obs("stacks-unchanged", f"stacks unchanged between two captures {fmt_s(unchanged)} apart", at,
                         seconds=round(unchanged, 1)))
     return out
+
+
+# A kernel stack's frames that are a network filesystem client waiting for its server: Lustre's RPC layer (ptlrpc) and
+# client modules (mdc_ metadata, lmv_, osc_, llite's ll_), sunrpc's wait under NFS, NFS itself, ceph, cifs/smb.
+# Innermost first as the kernel prints them; the RPC wait is the first such frame.
+_NETFS_RPC = re.compile(r"^(ptlrpc_\w*wait|rpc_wait_bit_killable|__rpc_execute|nfs\w*|nfs4_\w*|mdc_\w+|lmv_\w+|"
+                        r"osc_\w+|ceph_\w+|cifs_\w+|smb2_\w+)$")
+
+
+def _netfs_rpc(kernel_stack: Sequence[str]) -> str:
+    """The first frame of a kernel stack that is a network filesystem's RPC wait, or ''."""
+    return next((name for name in kernel_stack if _NETFS_RPC.match(name)), "")
 
 
 def _bootstrap(file: str) -> bool:

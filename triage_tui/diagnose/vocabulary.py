@@ -138,6 +138,7 @@ _ALL: tuple[ObservationKind, ...] = (
             ("stacks-compile", "main threads compiling"),
             ("stacks-device-sync", "main threads waiting on the GPU"),
             ("stacks-file-io", "main threads reading files"),
+            ("stacks-netfs-rpc", "a kernel stack waits in a network filesystem's RPC (ptlrpc, sunrpc/NFS, ceph, cifs)"),
             ("stacks-running", "main threads running Python code"),
             ("stacks-rendezvous", "main threads waiting at rendezvous"),
             ("stacks-subprocess", "main threads waiting for a child process"),

@@ -263,6 +263,9 @@ KERNEL_WCHAN_RULES: tuple[tuple[str, str], ...] = (
     (r"do_wait|wait_consider_task|kernel_wait4", "subprocess"),
     (r"pipe_read|pipe_wait|unix_stream|sk_wait|tcp_|inet_|sock_|ep_poll|do_select|do_sys_poll|poll_schedule", "socket"),
     (r"nfs|fuse|io_schedule|blk|folio_wait|wait_on_page|ext4|xfs|jbd2", "file-io"),
+    # a network filesystem's RPC wait: the file operation waits for the server. Lustre's ptlrpc and its client
+    # layers (mdc_ metadata, lmv_, osc_ object, ll_ llite), sunrpc's rpc_wait_bit_killable (NFS), ceph, cifs/smb
+    (r"^ptlrpc_|^rpc_wait|^__rpc_|^mdc_|^lmv_|^osc_|^ll_|^ceph_|^cifs_|^smb2_", "file-io"),
     (r"nvidia|uvm|os_(acquire|wait)", "device-sync"),
 )
 
