@@ -94,3 +94,90 @@ def test_ncclsystemerror_counts_for_a_full_dev_shm_above_a_crash() -> None:
     # it is no proof: the score stays below the rows that see /dev/shm itself fail
     d = _diag(NCCL_SYSTEM_ERROR)
     assert next(h for h in d.hypotheses if h.id == "shm-exhausted").score < 0.6
+
+
+def test_a_py_spy_dump_pasted_as_an_indented_block_with_elisions_keeps_its_frames() -> None:
+    from pathlib import Path
+
+    from triage_tui.parse.pyspy_text import parse_pyspy_text
+
+    real = (Path(__file__).parent / "fixtures" / "paste" / "pyspy_deadlock.txt").read_text()  # a real py-spy dump
+    whole = parse_pyspy_text(real)
+    # as Markdown keeps it (four spaces before every line), with a poster's `...` where frames were cut
+    lines = real.splitlines()
+    cut = "\n".join("    " + ln if ln else ln for ln in lines[:5] + ["    ..."] + lines[6:])
+    pasted = parse_pyspy_text(cut)
+    assert [p.pid for p in pasted] == [p.pid for p in whole]
+    assert [t.name for t in pasted[0].threads] == ["MainThread", "first", "second"]
+    main_whole, main_cut = whole[0].threads[0].frames, pasted[0].threads[0].frames
+    assert [f.function for f in main_cut] == [main_whole[0].function, main_whole[2].function]
+    assert main_cut[0].file == "threading.py" and main_cut[0].line == 1139
+    # the locals under a frame stay locals, not frames, in an indented paste
+    assert all(not f.function.endswith(":") for t in pasted[0].threads for f in t.frames)
+
+
+# https://github.com/anoniemerd/PruneMate/issues/29, as posted: the dump is an indented block, frames cut with `...`
+GUNICORN_DUMP = """\
+py-spy dump of the frozen worker process:
+    Thread 9 (active): "MainThread"
+        emit (logging/__init__.py:1163)
+        handle (logging/__init__.py:1028)
+        ...
+        spawn_worker (gunicorn/arbiter.py:704)
+
+The worker is permanently stuck inside Python's logging module while gunicorn's arbiter logs "Booting worker with pid: ...".
+"""
+
+
+def test_a_forked_child_stuck_inside_logging_is_a_lock_inherited_across_fork() -> None:
+    d = _diag(GUNICORN_DUMP)
+    obs = [o for o in d.observations if o.id == "stacks-fork-lock"]
+    assert obs and "spawn_worker" in obs[0].text and "emit" in obs[0].text
+    assert _causes(GUNICORN_DUMP)[:1] == ["fork-inherited-lock"]
+    # the same frames in a process that was not forked are logging at work, no inherited lock
+    unforked = GUNICORN_DUMP.replace("spawn_worker (gunicorn/arbiter.py:704)", "main (app.py:12)")
+    assert "stacks-fork-lock" not in _ids(unforked)
+
+
+def test_an_ipython_traceback_is_read_as_a_python_stack() -> None:
+    """Real IPython 8 output (fixtures/paste/ipython_interrupted_lock.txt): `ipython -c` running
+    programs/ipython_stuck_lock.py, interrupted with SIGINT while its thread waits on a lock it holds."""
+    from pathlib import Path
+
+    from triage_tui.parse.interrupted_traceback import interrupted_stacks
+
+    text = (Path(__file__).parent / "fixtures" / "paste" / "ipython_interrupted_lock.txt").read_text()
+    (proc,) = interrupted_stacks(text)
+    frames = proc.threads[0].frames
+    assert [(f.function, f.line) for f in frames] == [("take_twice", 7), ("<module>", 1)]
+    assert frames[0].file.endswith("stuck_lock.py") and frames[0].code.startswith("lock.acquire()")
+    assert _causes(text)[:1] == ["deadlock"]
+    # the same frames under a header that names a failure are a failure's, not a stack
+    failed = text.replace("KeyboardInterrupt      ", "RuntimeError           ").replace("KeyboardInterrupt: ", "RuntimeError: x")
+    assert interrupted_stacks(failed) == ()
+
+
+# https://github.com/AnswerDotAI/RAGatouille/issues/245, as posted (cut at both ends, the words say it is interrupted)
+RAGATOUILLE = """\
+My `RAG.search` and `RAG.index` are seemingly stuck on loading the packbits_cpp extension. If I interrupt my kernel, I see that Torch baton is blocking:
+
+```python
+File ~/miniconda3/envs/llama/lib/python3.11/site-packages/colbert/indexing/codecs/residual.py:118, in ResidualCodec.try_load_torch_extensions(cls, use_gpu)
+    117 print_message(f"Loading packbits_cpp extension (set COLBERT_LOAD_TORCH_EXTENSION_VERBOSE=True for more info)...")
+--> 118 packbits_cpp = load(
+    119     name="packbits_cpp",
+
+File ~/miniconda3/envs/llama/lib/python3.11/site-packages/torch/utils/cpp_extension.py:1312, in load(name, sources, extra_cflags, extra_cuda_cflags, extra_ldflags,
+```
+"""
+
+
+def test_an_ipython_stack_in_cpp_extension_load_with_a_blocking_baton_is_a_stale_lock_file() -> None:
+    result = diagnose_text(RAGATOUILLE)
+    (proc,) = result.stacks.processes
+    assert [f.function for f in proc.threads[0].frames] == ["load", "ResidualCodec.try_load_torch_extensions"]
+    assert proc.threads[0].frames[1].code == "packbits_cpp = load("
+    assert any("IPython traceback" in p.used_as for p in result.parts)
+    assert _causes(RAGATOUILLE)[:1] == ["stale-file-lock"]
+    # the stack alone is torch building the extension: compiling, until the words name the baton
+    assert _causes(RAGATOUILLE.replace("I see that Torch baton is blocking", "I see this"))[:1] == ["compiling"]

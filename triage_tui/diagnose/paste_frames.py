@@ -36,6 +36,11 @@ _INHERITED = (
 )
 
 
+# logging's own I/O under its handler lock (emit writes the stream, flush flushes it), innermost in a forked child
+_LOGGING_IO = re.compile(r"^(\w+\.)?(emit|flush|handle)$")
+_LOGGING_FILE = re.compile(r"logging/__init__\.py$")
+
+
 def _obs(oid: str, text: str, source: str, at: float, pids: Sequence[int] = (), **figures: object) -> Observation:
     clean = {k: v for k, v in figures.items() if isinstance(v, (int, float, str))}
     return Observation(id=register(oid), text=text, source=source, at=at, figures=clean, pids=tuple(pids))
@@ -80,6 +85,14 @@ def _fork_locks(capture: StackCapture, at: float) -> list[Observation]:
                 return [_obs("stacks-fork-lock", f"PID {proc.pid} waits on a lock in a process started by fork "
                              f"({t.wait_frame or _where(forked)}, below it {_where(forked)}): a lock copied held across "
                              "fork has no holder in the child", "stacks", at, [proc.pid], frame=t.wait_frame)]
+            inner = next((f for f in t.frames if not f.native), None)
+            if forked is not None and inner is not None and _LOGGING_IO.search(inner.function) \
+                    and _LOGGING_FILE.search(inner.file):
+                # a forked child stuck writing a log record: the handler's or the stream's lock was copied held
+                # (the parent's other thread was logging when it forked); py-spy shows it "active", a wait in C
+                return [_obs("stacks-fork-lock", f"PID {proc.pid} is inside logging ({_where(inner)}) in a process "
+                             f"started by fork (below it {_where(forked)}): a handler or stream lock copied held across "
+                             "fork has no holder in the child", "stacks", at, [proc.pid], frame=_where(inner))]
             if inherited is not None and not _holder_in(proc.threads, t, inherited[0]):
                 what = _INHERITED[inherited[0]][0]
                 return [_obs("stacks-fork-lock", f"PID {proc.pid} waits on {what} ({_where(inherited[1])}) and no "

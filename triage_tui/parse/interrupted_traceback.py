@@ -28,6 +28,12 @@ _INTERRUPT = re.compile(r"^\s*KeyboardInterrupt\b")
 _CARETS = re.compile(r"^\s*[\^~]{1,400}\s*$")  # 3.11+ marks the failing expression under its source line
 # an exception line of a traceback (`RuntimeError: ...`, `torch.distributed.DistBackendError`)
 _EXCEPTION = re.compile(r"^\s*[\w.]{1,120}(?:Error|Exception|Exit)\b")
+# IPython / Jupyter print another shape: a header naming the exception, frames as `File ~/x.py:118, in f(a, b)` (or
+# `Cell In[3], line 1` for the cell), each with numbered source lines around it and an arrow on the current one
+IPYTHON_CUT = "an IPython traceback shown without its exception"
+IPY_HEADER = re.compile(r"^\s*([A-Za-z_][\w.]{0,120})\s{2,200}Traceback \(most recent call last\)\s*$")
+IPY_FRAME = re.compile(r"^\s*(?:File (.{1,2000}?):(\d{1,9}), in ([^\s(]{1,300})|(Cell In\[\d{1,9}\]), line (\d{1,9}))")
+IPY_SOURCE = re.compile(r"^\s*(-*>)?\s{0,4}(\d{1,9}) (.{0,2000})$")
 _PID = re.compile(r"(?:\bpid\b|\bProcess\b)\s*[:=#]?\s*(\d{1,10})\b", re.I)
 
 
@@ -43,14 +49,35 @@ def interrupted_stacks(text: str, first: int = 1) -> tuple[ProcessStacks, ...]:
     def emit() -> None:
         pid = hint if hint is not None else first + len(found)
         thread = ThreadStack(pid=pid, tid=0, name="MainThread", frames=tuple(reversed(frames)))
-        found.append(ProcessStacks(pid=pid, name="interrupted by Ctrl-C", source="traceback", threads=(thread,)))
+        name = "interrupted by Ctrl-C" if echoed or interrupted else IPYTHON_CUT
+        found.append(ProcessStacks(pid=pid, name=name, source="traceback", threads=(thread,)))
 
+    ipython = False  # the frames are IPython's: source lines are numbered, the current one has an arrow
+    failed = False
+    interrupted = False  # the line being read is the KeyboardInterrupt that ends the traceback
     for line in text.split("\n"):
         start = _START.match(line)
-        if start:
-            if echoed and frames:  # the previous one was interrupted and cut before its last line
+        header = IPY_HEADER.match(line)
+        if start or header:
+            if (echoed or (ipython and not failed)) and frames:  # the previous one (interrupted) was cut before its end
                 emit()
-            frames, echoed = [], start.group(1) is not None
+            frames, echoed = [], bool(start.group(1) is not None if start else header and header.group(1) == "KeyboardInterrupt")
+            ipython = header is not None
+            failed = header is not None and header.group(1) != "KeyboardInterrupt"  # IPython named a failure
+            continue
+        ipy = IPY_FRAME.match(line)
+        if ipy:
+            ipython = True
+            if ipy.group(4):
+                frames.append(Frame(function="<module>", file=ipy.group(4), line=int(ipy.group(5))))
+            else:
+                frames.append(Frame(function=ipy.group(3), file=ipy.group(1), line=int(ipy.group(2))))
+            continue
+        if ipython and frames and not (_INTERRUPT.match(line) or _EXCEPTION.match(line)):
+            src = IPY_SOURCE.match(line)
+            if src and src.group(1):  # `--> 118 code`: the line the frame is at; the numbered others are context
+                last = frames[-1]
+                frames[-1] = Frame(function=last.function, file=last.file, line=last.line, code=src.group(3).strip()[:300])
             continue
         m = _FRAME.match(line)
         if m:
@@ -65,14 +92,19 @@ def interrupted_stacks(text: str, first: int = 1) -> tuple[ProcessStacks, ...]:
             continue
         if _INTERRUPT.match(line) or (_EXCEPTION.match(line) and frames):
             if frames and (echoed or _INTERRUPT.match(line)):
+                interrupted = True
                 emit()
+                interrupted = False
             frames, hint, echoed = [], None, False
             continue
         if not frames:
             pm = _PID.search(line)
             if pm:
                 hint = int(pm.group(1))
-    if echoed and frames:
+    # an IPython traceback whose paste shows frames and no exception (cut at both ends): the stack it shows, since
+    # nothing in it failed; a Python traceback without its exception line stays a failure's, as before
+    interrupted = False
+    if (echoed or (ipython and not failed)) and frames:
         emit()
     return tuple(found)
 

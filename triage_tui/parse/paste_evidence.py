@@ -27,7 +27,7 @@ from ..model.unavailable import Unavailable, is_known
 from . import curl_text, dmesg, faulthandler, free, gdb_text, kernel_stack, log_text, nvidia_smi, proc_status, ps, pyspy_text, pyspy_top
 from . import system_text
 from .paste_split import PastePart, split_paste
-from .interrupted_traceback import failed_too, interrupted_stacks
+from .interrupted_traceback import IPYTHON_CUT, failed_too, interrupted_stacks
 from .prose_figures import ProseFigure, figures_in
 from .prose_lexicon import told_in
 from .signal_lexicon import Signal, scan_line
@@ -176,8 +176,10 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
                 # Ctrl-C on a hung program: where it waited, not a failure (no log line, no traceback signal)
                 found = interrupted_stacks(part.text, 1 + sum(1 for p in stacks if p.source == "traceback"))
                 stacks.extend(found)
-                used_as = (f"a traceback ended by Ctrl-C (KeyboardInterrupt): the stack where {len(found)} process(es) "
-                           f"waited, innermost {found[0].threads[0].frames[0].function}")
+                how = ("an IPython traceback shown without its exception" if all(p.name == IPYTHON_CUT for p in found)
+                       else "a traceback ended by Ctrl-C (KeyboardInterrupt)")
+                used_as = (f"{how}: the stack where {len(found)} process(es) waited, innermost "
+                           f"{found[0].threads[0].frames[0].function}")
                 if failed_too(part.text):  # another exception beside the interrupt (a worker that died): a failure too
                     logs.append(part.text)
                     signals = _signal_ids(part, told)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from . import curl_text, dmesg, faulthandler, free, gdb_text, kernel_stack, log_text, nvidia_smi, ps, pyspy_text, pyspy_top
-from . import system_text
+from . import interrupted_traceback, system_text
 from .paste_lines import FENCE, PROMPT, is_heading, unwrap
 from .signal_lexicon import matches_any
 
@@ -120,6 +120,10 @@ def _starts(lines: list[str], i: int) -> Optional[tuple[str, int]]:
         return "py-spy-json", end
     if s.startswith(("Traceback (most recent call last)", "^CTraceback (most recent call last)")):
         return "traceback", _run(lines, i, _traceback_like, blank_ok=True)
+    # IPython / Jupyter: `KeyboardInterrupt        Traceback (most recent call last)`, `Cell In[3], line 1`, then
+    # `File ~/x.py:118, in f(a)` frames with numbered source lines and a `--> 118` arrow
+    if interrupted_traceback.IPY_HEADER.match(s) or interrupted_traceback.IPY_FRAME.match(s):
+        return "traceback", _run(lines, i, _ipython_like, blank_ok=True)
     if _kernel_like(line):
         return "kernel", _run(lines, i, _kernel_like)
     if curl_text.CURL_LINE.match(line):
@@ -148,6 +152,13 @@ def _traceback_like(line: str) -> bool:
 
 
 _EXCEPTION = re.compile(r"^[\w.]{1,120}(?:Error|Exception|Interrupt|Exit|Warning)\b")
+
+
+def _ipython_like(line: str) -> bool:
+    s = line.strip()
+    return _traceback_like(line) or s.startswith(("-----", "Cell In[", "[...]")) or bool(
+        interrupted_traceback.IPY_FRAME.match(s) or interrupted_traceback.IPY_SOURCE.match(s)
+        or interrupted_traceback.IPY_HEADER.match(s))
 
 
 # dmesg, dmesg -T, journalctl -k, and dmesg -H / --reltime (`[  +0.000316] msg`, a minute's first line `[Jan21 10:00]`)

@@ -92,6 +92,13 @@ PROSE: tuple[Signal, ...] = (
        r"|hanging|stuck|blocked|D[- ]state)\b|\b(?:hangs?|hung|hanging|stuck|blocked)\b[^\n]{0,120}?" + _NETFS +
        r"|\btype nfs4?\b[^\n]{0,300}?[(,]hard[,)]",
        "https://github.com/giampaolo/psutil/issues/1931"),
+    # --- a lock file (eighth pass, from the seen sets cases .. cases-7): torch calls its build directory's lock a
+    # "baton" (torch.utils.file_baton.FileBaton); a baton that blocks, or a wait on it, is a wait on a lock file
+    _p("log-file-lock", "a wait on a lock file, told in words (torch's build-directory 'baton')",
+       r"\b(?:file ?)?baton\b[^\n]{0,60}?\b(?:block(?:s|ed|ing)?|wait(?:s|ed|ing)?|stuck|hangs?|hanging|spin(?:s|ning)?"
+       r"|lock(?:ed|_file\w{0,20})?)\b|\b(?:blocked|stuck|waiting|waits|hangs?|spins?) (?:on|by|in|for) (?:the |a )?"
+       r"(?:torch |file ?)?baton\b",
+       "https://github.com/AnswerDotAI/RAGatouille/issues/245"),
     # --- slow, not stuck
     _p("log-compiling", "compiling (JIT / CUDA graphs / Triton / autotuning), told in words",
        r"\bcompil(?:ation|e|ing)\b[^\n]{0,40}?\b(?:time|takes?|took|taking|slow|slower|long|minutes?|hours?|min)\b"

@@ -42,6 +42,8 @@ def _frame_parts(line: str) -> tuple[str, str, str | None] | None:
     return body, "", None
 
 _LOCAL = re.compile(r"^\s{6,}(\w+): (.*)$")
+# what a poster writes where frames were cut out (py-spy itself never prints these)
+_ELISIONS = ("...", "\u2026", "[...]", "[…]", "[ ... ]")
 
 
 def _status(text: str) -> str:
@@ -69,9 +71,17 @@ def parse_pyspy_text(text: str) -> tuple[ProcessStacks, ...]:
             procs[-1][2].append(ThreadStack(frames=tuple(frames), **thread))
         thread, frames = None, []
 
+    indent = 0  # of the last header line: a dump pasted as an indented block (Markdown) is read relative to it
     for line in text.splitlines():
         if not line.strip():
             continue
+        if line.strip() in _ELISIONS:  # `...` where the poster cut frames out: the frames around it are still read
+            continue
+        body = line.lstrip()
+        if PROCESS.match(body) or THREAD.match(body):
+            indent = len(line) - len(body)
+        if indent and line[:indent].strip() == "":
+            line = line[indent:]
         m = PROCESS.match(line)
         if m:
             close_thread()
