@@ -181,3 +181,47 @@ def test_an_ipython_stack_in_cpp_extension_load_with_a_blocking_baton_is_a_stale
     assert _causes(RAGATOUILLE)[:1] == ["stale-file-lock"]
     # the stack alone is torch building the extension: compiling, until the words name the baton
     assert _causes(RAGATOUILLE.replace("I see that Torch baton is blocking", "I see this"))[:1] == ["compiling"]
+
+
+# the seen cases' words, as posted (cases-7)
+MS_SWIFT = "使用swift训练的时候 loading checkpoint 需要30分钟，直接使用transforms 加载很快。"  # modelscope/ms-swift#7058
+VLLM_LOOP = ("3. Continue sending new requests with **different images**. When `EngineCore` triggers the multimodal cache "
+             "eviction/reclamation process, it falls into an infinite loop, causing the service to hang and all subsequent "
+             "requests to time out.")  # vllm-project/vllm#43941
+HY2DL = ("When I looked at the processes with `htop`, each DataLoader worker was using more than 140% CPU, which suggested "
+         "the workers were each spawning multiple internal threads")  # eduardoAcunaEspinoza/Hy2DL#48
+MARIN = """\
+The barrier after checkpoint restore used `multihost_utils.sync_global_devices`, a pjit'd
+device allgather with no timeout. On 2026-08-21 one rank of the 704-process EP hero stalled
+in its TensorStore read and the other 175 tasks waited at that barrier for 4h34m past the
+point where they had all finished reading, with no error and no log output, before the read
+completed on its own.
+"""  # marin-community/marin#8538
+
+
+def test_a_load_phase_and_its_duration_in_english_or_chinese_is_still_loading() -> None:
+    assert _causes(MS_SWIFT)[:1] == ["still-loading"]
+    assert _causes("Loading checkpoint shards takes 25 minutes on every restart")[:1] == ["still-loading"]
+    assert _causes("在H20上加载模型要半小时")[:1] == ["still-loading"]
+    assert "log-loading" not in _ids("loading checkpoint is fast, 加载很快")
+
+
+def test_an_infinite_loop_and_thread_oversubscription_told_in_words() -> None:
+    assert _causes(VLLM_LOOP)[:1] == ["busy-loop"]
+    assert _causes("服务进入死循环，CPU 一直 100%")[:1] == ["busy-loop"]
+    # a GPU kernel's infinite loop is the GPU's: the CPU row stays out
+    assert _causes("the CUDA kernel hangs in an infinite loop")[:1] == ["gpu-hang"]
+    assert _causes(HY2DL)[:1] == ["cpu-starved"]
+
+
+def test_the_other_n_tasks_that_waited_for_one_rank_is_a_missing_rank() -> None:
+    assert _causes(MARIN)[:1] == ["wait-for-missing-rank"]
+
+
+def test_a_person_who_killed_the_job_is_no_sigkill() -> None:
+    # deepmd-kit#5117, as posted: the author stopped a job stuck for 20 hours
+    text = ("sometimes lasted for even 20 hours (I don't know what will happen after 20 hours as I just killed the job "
+            "then), and while it stucked, no outputs were produced")
+    assert "log-killed" not in _ids(text)
+    assert "log-killed" in {s.id for s in scan_line("[rank3]: worker 4121 was killed")}
+    assert "log-killed" in {s.id for s in scan_line("Killed")}

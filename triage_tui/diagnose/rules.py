@@ -277,6 +277,9 @@ ROWS: tuple[Row, ...] = (
     Row("io-blocked", "stacks-netfs-rpc", 0.45, "the kernel waits for a network filesystem's server to answer"),
     Row("network-wait", "log-connect-refused", 0.4, "the peer's port does not listen: it is not up, or the address is wrong"),
     Row("shm-exhausted", "log-nccl-system-error", 0.3, "NCCL's failing system call is most often /dev/shm"),
+    Row("busy-loop", "told-infinite-loop & !log-gpu-kernel-stuck", 0.4, "told: a loop that never ends (on the CPU)"),
+    Row("cpu-starved", "told-oversubscribed", 0.45, "told: more threads than cores, each waits for a CPU"),
+    Row("busy-loop", "told-oversubscribed", -0.2, "the CPU goes to too many threads, not to one loop"),
     # network-wait
     Row("network-wait", "stacks-rendezvous", 0.6),
     Row("network-wait", "wait-not-accepted", 0.6, "the listener never accepted: rendezvous or server never served it"),

@@ -65,8 +65,8 @@ PROSE: tuple[Signal, ...] = (
        r"|\b(?:(?:its |a |the )?siblings?(?: replicas?| tasks?| hosts?| nodes?)?|other (?:hosts?|ranks?|workers?|replicas?|nodes?"
        r"|tasks?)|(?:a )?(?:random )?(?:subset|some) of (?:the )?(?:hosts|ranks|workers|replicas|nodes|tasks))\b[^\n]{0,30}?"
        r"\bstill (?:pending|provisioning|loading|starting|booting|initiali[sz]ing|setting up|syncing|doing)\b"
-       r"|\b(?:the )?(?:other|remaining|already[- ]registered)(?: gpu)? (?:processes|ranks|workers|hosts|nodes|tasks)\b"
-       r"[^\n]{0,30}?\b(?:wait(?:s|ing)?|hit \w{0,20}(?:DEADLINE|timeout)\w{0,20}|time out|timed out)\b"
+       r"|\b(?:the )?(?:other|remaining|already[- ]registered)(?: gpu)?(?: \d{1,7})? (?:processes|ranks|workers|hosts|nodes|tasks)\b"
+       r"[^\n]{0,30}?\b(?:wait(?:s|ed|ing)?|hit \w{0,20}(?:DEADLINE|timeout)\w{0,20}|time out|timed out)\b"
        # one rank goes on (or leaves) while the others stay behind
        r"|\b(?:rank ?\d{1,5}|one rank|a rank|one (?:host|node|process|worker)|host ?\d{1,4}|the (?:main|first) process)\b"
        r"[^\n]{0,30}?\b(?:proceeds?|continues?|goes on|moves on|is ahead|skips?|skipped|exits? first|exited first"
@@ -92,6 +92,16 @@ PROSE: tuple[Signal, ...] = (
        r"|hanging|stuck|blocked|D[- ]state)\b|\b(?:hangs?|hung|hanging|stuck|blocked)\b[^\n]{0,120}?" + _NETFS +
        r"|\btype nfs4?\b[^\n]{0,300}?[(,]hard[,)]",
        "https://github.com/giampaolo/psutil/issues/1931"),
+    # --- CPU (eighth pass, from the seen sets cases .. cases-7): the mechanism's own words, in two languages
+    _p("told-infinite-loop", "an infinite loop, told in words (the CPU spins without progress)",
+       r"\binfinite(?:ly)? loop(?:s|ing)?\b|\bloops? (?:forever|endlessly)\b|\bspins? forever\b|\bbusy[- ]loop(?:s|ing)?\b"
+       r"|\bbusy[- ]wait(?:s|ing)?\b|死循环|无限循环",
+       "https://github.com/vllm-project/vllm/issues/43941"),
+    _p("told-oversubscribed", "more threads than cores, told in words (each worker starts its own thread pool: they "
+       "wait for a CPU, not for work)",
+       r"\boversubscri(?:bed|ption|be|bing)\b|\btoo many threads\b|\b(?:spawn|start|creat|launch)\w{0,4} (?:multiple|many"
+       r"|several|their own|too many) (?:internal |worker |OpenMP |OMP |BLAS |MKL )?threads\b",
+       "https://github.com/eduardoAcunaEspinoza/Hy2DL/issues/48"),
     # --- a lock file (eighth pass, from the seen sets cases .. cases-7): torch calls its build directory's lock a
     # "baton" (torch.utils.file_baton.FileBaton); a baton that blocks, or a wait on it, is a wait on a lock file
     _p("log-file-lock", "a wait on a lock file, told in words (torch's build-directory 'baton')",
@@ -109,6 +119,15 @@ PROSE: tuple[Signal, ...] = (
        r"(?:load|initiali[sz]e|start)|\b(?:each|every) (?:rank|process|worker|gpu)\b[^\n]{0,20}?\b(?:reads?|loads?)\b"
        r"[^\n]{0,30}?\b(?:ckpt|checkpoint|weights|model)",
        "https://github.com/Lightning-AI/pytorch-lightning/issues/21017"),
+    # the phase named first, then how long it takes (eighth pass): "loading checkpoint takes 30 minutes", and in
+    # Chinese, "loading checkpoint 需要30分钟" / "加载模型要半小时" (需要/要/花了/用了/耗时 = takes; 分钟 minutes,
+    # 小时 hours, 半小时 half an hour)
+    _p("log-loading", "loading weights, told in words (the load phase named, and the minutes or hours it takes)",
+       r"\bloading (?:the )?(?:checkpoints?|ckpt|weights|model|shards|checkpoint shards)\b[^\n]{0,40}?\b(?:takes?|took"
+       r"|taking|needs?|lasts?|lasted|for)\b[^\n]{0,20}?\b\d{1,4}\+? ?(?:min(?:ute)?s?|hours?|h)\b"
+       r"|(?:\bloading (?:the )?(?:checkpoints?|ckpt|weights|model|shards)\b|加载|载入)[^\n]{0,30}?"
+       r"(?:需要|要|花了|用了|耗时|花费|得)\s{0,2}(?:\d{1,4}\s{0,2}(?:多)?(?:分钟|小时|个小时|min)|半小时|半个小时)",
+       "https://github.com/modelscope/ms-swift/issues/7058"),
 )
 
 IDS = tuple(dict.fromkeys(s.id for s in PROSE))

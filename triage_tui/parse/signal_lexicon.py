@@ -80,9 +80,11 @@ LEXICON: tuple[Signal, ...] = (
        r"BrokenProcessPool|child process terminated abruptly", "https://github.com/seung-lab/cloud-volume/pull/108"),
     _s("log-cuda-oom", "CUDA out of memory", r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory",
        "https://github.com/vllm-project/vllm/issues/12539"),
-    # `Killed` as the shell prints it; "killed by signal: Bus error" is a SIGBUS, not a SIGKILL
+    # `Killed` as the shell prints it; "killed by signal: Bus error" is a SIGBUS, not a SIGKILL; "I (just) killed the
+    # job" is the person who waited stopping it (eighth pass: deepmd-kit#5117), no kill that explains the hang
     _s("log-killed", "a process was killed by SIGKILL",
-       r"(?<!or was )\bkilled\b(?! by signal)|SIGKILL|exitcode\s{0,4}:?\s{0,4}-9\b|signal 9\b|(?:code|status)\s{0,4}[:=]?\s{0,4}(?:137|-9)\b",
+       r"(?<!or was )(?<!\bI )(?<!\bI just )(?<!\bI then )(?<!\bI've )(?<!\bI have )(?<!\bwe )(?<!\bwe just )(?<!\bWe )"
+       r"\bkilled\b(?! by signal)|SIGKILL|exitcode\s{0,4}:?\s{0,4}-9\b|signal 9\b|(?:code|status)\s{0,4}[:=]?\s{0,4}(?:137|-9)\b",
        "https://github.com/anishathalye/neural-style/issues/131", stated=True),
     _s("log-oom-words", "someone says the memory ran out", r"not (?:have )?enough (?:memory|RAM)"
        r"|\bout of (?:CPU |host |system |main )?memory\b"
