@@ -225,3 +225,11 @@ def test_a_person_who_killed_the_job_is_no_sigkill() -> None:
     assert "log-killed" not in _ids(text)
     assert "log-killed" in {s.id for s in scan_line("[rank3]: worker 4121 was killed")}
     assert "log-killed" in {s.id for s in scan_line("Killed")}
+
+
+def test_a_hang_only_with_dataloader_workers_counts_for_an_inherited_lock() -> None:
+    # albumentations#1825, as posted
+    text = ("Data loading does not start when `num_workers > 0` in 1.4.10, the terminal just hangs and there are no "
+            "running processes.")
+    assert _causes(text)[:1] == ["fork-inherited-lock"]
+    assert "told-workers-hang" not in _ids("with num_workers > 0 it trains 3x faster")

@@ -278,6 +278,8 @@ ROWS: tuple[Row, ...] = (
     Row("network-wait", "log-connect-refused", 0.4, "the peer's port does not listen: it is not up, or the address is wrong"),
     Row("shm-exhausted", "log-nccl-system-error", 0.3, "NCCL's failing system call is most often /dev/shm"),
     Row("busy-loop", "told-infinite-loop & !log-gpu-kernel-stuck", 0.4, "told: a loop that never ends (on the CPU)"),
+    Row("fork-inherited-lock", "told-workers-hang", 0.3, "told: it hangs only in forked workers, which inherit the "
+        "parent's locks"),
     Row("cpu-starved", "told-oversubscribed", 0.45, "told: more threads than cores, each waits for a CPU"),
     Row("busy-loop", "told-oversubscribed", -0.2, "the CPU goes to too many threads, not to one loop"),
     # network-wait

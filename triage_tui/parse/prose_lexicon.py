@@ -92,6 +92,13 @@ PROSE: tuple[Signal, ...] = (
        r"|hanging|stuck|blocked|D[- ]state)\b|\b(?:hangs?|hung|hanging|stuck|blocked)\b[^\n]{0,120}?" + _NETFS +
        r"|\btype nfs4?\b[^\n]{0,300}?[(,]hard[,)]",
        "https://github.com/giampaolo/psutil/issues/1931"),
+    # --- a hang only when the work goes to forked DataLoader workers (eighth pass): num_workers > 0 and a hang
+    # within a sentence, either order. The workers are forked from a process whose thread pools (OpenMP, OpenCV)
+    # may hold a lock at that moment; shared memory is the other suspect (its own rows say so when it shows)
+    _p("told-workers-hang", "a hang only with DataLoader worker processes (num_workers > 0), told in words",
+       r"\bnum_workers\s{0,2}(?:>|>=|!=)\s{0,2}[01]\b[^\n]{0,120}?" + _HANG + r"|" + _HANG +
+       r"[^\n]{0,120}?\bnum_workers\s{0,2}(?:>|>=|!=)\s{0,2}[01]\b",
+       "https://github.com/albumentations-team/albumentations/issues/1825"),
     # --- CPU (eighth pass, from the seen sets cases .. cases-7): the mechanism's own words, in two languages
     _p("told-infinite-loop", "an infinite loop, told in words (the CPU spins without progress)",
        r"\binfinite(?:ly)? loop(?:s|ing)?\b|\bloops? (?:forever|endlessly)\b|\bspins? forever\b|\bbusy[- ]loop(?:s|ing)?\b"
