@@ -233,3 +233,12 @@ def test_a_hang_only_with_dataloader_workers_counts_for_an_inherited_lock() -> N
             "running processes.")
     assert _causes(text)[:1] == ["fork-inherited-lock"]
     assert "told-workers-hang" not in _ids("with num_workers > 0 it trains 3x faster")
+
+
+def test_a_lock_cycle_told_in_words_is_a_deadlock() -> None:
+    # ceph#38677, as posted (a PR's account of a gdb session)
+    text = ("During a deadlock, we were able to connect to the process with GDB and we noticed that all of the Python module "
+            "threads were forever waiting on the GIL. We found that the thread that was holding the GIL was blocked in an "
+            "attempt to acquire a mutex that was owned by another thread that was waiting on the GIL.")
+    assert _causes(text)[:1] == ["deadlock"]
+    assert "told-lock-cycle" not in _ids("the lock is held by another thread for a few milliseconds")

@@ -278,6 +278,7 @@ ROWS: tuple[Row, ...] = (
     Row("network-wait", "log-connect-refused", 0.4, "the peer's port does not listen: it is not up, or the address is wrong"),
     Row("shm-exhausted", "log-nccl-system-error", 0.3, "NCCL's failing system call is most often /dev/shm"),
     Row("busy-loop", "told-infinite-loop & !log-gpu-kernel-stuck", 0.4, "told: a loop that never ends (on the CPU)"),
+    Row("deadlock", "told-lock-cycle", 0.45, "told: each thread waits for a lock the other holds"),
     Row("fork-inherited-lock", "told-workers-hang", 0.3, "told: it hangs only in forked workers, which inherit the "
         "parent's locks"),
     Row("cpu-starved", "told-oversubscribed", 0.45, "told: more threads than cores, each waits for a CPU"),

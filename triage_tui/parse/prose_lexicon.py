@@ -92,6 +92,12 @@ PROSE: tuple[Signal, ...] = (
        r"|hanging|stuck|blocked|D[- ]state)\b|\b(?:hangs?|hung|hanging|stuck|blocked)\b[^\n]{0,120}?" + _NETFS +
        r"|\btype nfs4?\b[^\n]{0,300}?[(,]hard[,)]",
        "https://github.com/giampaolo/psutil/issues/1931"),
+    # --- two threads each waiting for the other's lock (eighth pass): a lock, mutex or the GIL held by another thread
+    # that itself waits — the cycle a deadlock is, as a debugger session tells it
+    _p("told-lock-cycle", "a lock cycle told in words: a thread waits for a lock held by another thread that waits too",
+       r"\b(?:mutex|lock|GIL|semaphore)\b[^\n]{0,40}?\b(?:owned|held)\b[^\n]{0,20}?\bby (?:another|a|the other|a second) "
+       r"thread\b[^\n]{0,60}?\b(?:waiting|waits|blocked|trying to acquire)\b",
+       "https://github.com/ceph/ceph/pull/38677"),
     # --- a hang only when the work goes to forked DataLoader workers (eighth pass): num_workers > 0 and a hang
     # within a sentence, either order. The workers are forked from a process whose thread pools (OpenMP, OpenCV)
     # may hold a lock at that moment; shared memory is the other suspect (its own rows say so when it shows)
