@@ -242,3 +242,24 @@ def test_a_lock_cycle_told_in_words_is_a_deadlock() -> None:
             "attempt to acquire a mutex that was owned by another thread that was waiting on the GIL.")
     assert _causes(text)[:1] == ["deadlock"]
     assert "told-lock-cycle" not in _ids("the lock is held by another thread for a few milliseconds")
+
+
+# sglang#33858, as posted: a Markdown bullet list, which curl -v's `* ` lines must not swallow
+SGLANG_BULLETS = """\
+Under an offered load of 3000 QPM, the benchmark stopped at `1309/4096`. At that point:
+
+* `sglang:num_running_reqs` was `0`;
+* `sglang:num_queue_reqs` was `0`;
+* `/health` still returned HTTP 200;
+* the unfinished requests remained in the TCP `ESTABLISHED` state and never received an HTTP response.
+"""
+
+
+def test_a_bullet_list_is_prose_not_curl_and_a_request_that_never_completes_is_a_result_nobody_sends() -> None:
+    from triage_tui.parse.paste_split import split_paste
+
+    assert [p.kind for p in split_paste(SGLANG_BULLETS) if p.text.startswith("*")] == ["text"]
+    assert _causes(SGLANG_BULLETS)[:1] == ["event-never-fires"]
+    # curl -v's own lines stay curl
+    curl = "*   Trying 127.0.0.1:8000...\n* Connected to localhost (127.0.0.1) port 8000 (#0)\n> GET /health HTTP/1.1\n"
+    assert split_paste(curl)[0].kind == "curl"

@@ -279,6 +279,7 @@ ROWS: tuple[Row, ...] = (
     Row("shm-exhausted", "log-nccl-system-error", 0.3, "NCCL's failing system call is most often /dev/shm"),
     Row("busy-loop", "told-infinite-loop & !log-gpu-kernel-stuck", 0.4, "told: a loop that never ends (on the CPU)"),
     Row("deadlock", "told-lock-cycle", 0.45, "told: each thread waits for a lock the other holds"),
+    Row("event-never-fires", "told-never-completes", 0.4, "told: the result is never delivered"),
     Row("fork-inherited-lock", "told-workers-hang", 0.3, "told: it hangs only in forked workers, which inherit the "
         "parent's locks"),
     Row("cpu-starved", "told-oversubscribed", 0.45, "told: more threads than cores, each waits for a CPU"),

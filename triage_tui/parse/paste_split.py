@@ -127,7 +127,13 @@ def _starts(lines: list[str], i: int) -> Optional[tuple[str, int]]:
     if _kernel_like(line):
         return "kernel", _run(lines, i, _kernel_like)
     if curl_text.CURL_LINE.match(line):
-        return "curl", _run(lines, i, lambda t: bool(curl_text.CURL_LINE.match(t)) or t.lstrip().startswith(("{", '"')))
+        end = _run(lines, i, lambda t: bool(curl_text.CURL_LINE.match(t)) or t.lstrip().startswith(("{", '"')))
+        # a Markdown bullet list (`* the requests never received a response`) is prose, not `curl -v`: curl's own
+        # `* ` lines say what the connection did, and its `>` / `<` lines carry the request and the answer
+        if all(ln.lstrip().startswith("* ") for ln in lines[i:end] if ln.strip()) and \
+                not any(_CURL_INFO.match(ln) for ln in lines[i:end]):
+            return None
+        return "curl", end
     if log_text.LOG_LINE.match(line) or matches_any(line):
         return "log", _run(lines, i, lambda t: not _other_start(lines, t))
     return None
@@ -152,6 +158,13 @@ def _traceback_like(line: str) -> bool:
 
 
 _EXCEPTION = re.compile(r"^[\w.]{1,120}(?:Error|Exception|Interrupt|Exit|Warning)\b")
+
+
+# what curl -v says on its `* ` lines (connecting, TLS, the connection's end), never a bullet's words
+_CURL_INFO = re.compile(r"^\s*\* {1,4}(?:Trying |Connected to |connect to |Closing connection|Failed to connect|Connection #"
+                        r"|Established connection|Host |Uses proxy|Could not resolve|TLS|SSL|ALPN|Server certificate"
+                        r"|Mark bundle|Request completely sent|using HTTP|Immediate connect fail|After \d|Recv failure"
+                        r"|Operation timed out|Expire in|Connection timed out|  Trying )")
 
 
 def _ipython_like(line: str) -> bool:

@@ -98,6 +98,13 @@ PROSE: tuple[Signal, ...] = (
        r"\b(?:mutex|lock|GIL|semaphore)\b[^\n]{0,40}?\b(?:owned|held)\b[^\n]{0,20}?\bby (?:another|a|the other|a second) "
        r"thread\b[^\n]{0,60}?\b(?:waiting|waits|blocked|trying to acquire)\b",
        "https://github.com/ceph/ceph/pull/38677"),
+    # --- a completion nobody delivers (eighth pass): a request, future, callback or event that "never received" /
+    # "never completes" / "never fires" while the rest runs — the waiter waits for a result nobody will send
+    _p("told-never-completes", "a request, future or event that never completes, told in words (nobody delivers its "
+       "result)",
+       r"\b(?:requests?|futures?|promises?|callbacks?|responses?|events?|calls?)\b[^\n]{0,60}?\bnever (?:received|gets?|got"
+       r"|completes?|completed|resolves?|resolved|returns?|returned|fires?|fired|arrives?|arrived)\b",
+       "https://github.com/sgl-project/sglang/issues/33858"),
     # --- a hang only when the work goes to forked DataLoader workers (eighth pass): num_workers > 0 and a hang
     # within a sentence, either order. The workers are forked from a process whose thread pools (OpenMP, OpenCV)
     # may hold a lock at that moment; shared memory is the other suspect (its own rows say so when it shows)
