@@ -129,7 +129,10 @@ def test_nodes_view_in_tmux_shows_the_differing_node_first_and_drills_in(ssh_env
         wait_for(lambda: re.search(r"^\s*n3 — ", screen(), re.M), "n3 selected again")
         tmux(socket, "send-keys", "-t", "job", "Enter")
         # n3's own app: its tree, with the dead rank a zombie
-        wait_for(lambda: "1 Processes" in screen() and re.search(r"python3\s+Z\s", screen()), "n3's full app")
+        try:
+            wait_for(lambda: "1 Processes" in screen() and re.search(r"python[\d.]*\s+Z\s", screen()), "n3's full app")
+        except AssertionError as exc:  # say what was on the screen instead
+            raise AssertionError(f"{exc}; the screen:\n{screen()}") from None
         tmux(socket, "send-keys", "-t", "job", "q")
         wait_for(lambda: len(rows()) == 3, "the Nodes view again")
         tmux(socket, "send-keys", "-t", "job", "q")

@@ -11,8 +11,8 @@ from __future__ import annotations
 import errno
 import os
 import subprocess
-from collections.abc import Iterable
-from typing import Optional
+from collections.abc import Iterable, Mapping
+from typing import Optional, Union
 
 from ..model.snapshot import KernelEvent, KernelReport
 from ..model.unavailable import Unavailable
@@ -23,6 +23,15 @@ DMESG_TIMEOUT_S = 3.0
 MAX_EVENTS = 1000
 MAX_RECORDS_PER_TICK = 100_000
 MAX_UNSEEN = 20
+START_SLACK_S = 1.0  # a process's start (clock ticks) and a kernel stamp (microseconds) round differently
+
+
+def logged_while_alive(event: KernelEvent, started: Optional[float]) -> bool:
+    """False for a line logged before the process now holding its PID started: it was about an earlier process
+    that had the same PID (PIDs wrap at pid_max, 32768 on many nodes). True when either time is unknown."""
+    if started is None or not isinstance(event.at, (int, float)):
+        return True
+    return event.at >= started - START_SLACK_S
 
 
 def unseen_events(events: Iterable[KernelEvent], seen: Iterable[int], names: Iterable[str],
@@ -94,16 +103,20 @@ class KernelLogCollector:
                 self._events.append(event)
         del self._events[:-MAX_EVENTS]
 
-    def collect(self, pids: Iterable[int], names: Iterable[str] = (), since: Optional[float] = None) -> KernelReport:
-        """Events naming any of `pids` (pass the tree's PIDs and the ones that exited); and, as `unseen`, those
-        naming another PID whose name is one of `names` (the tree's), logged at or after `since` (when the
+    def collect(self, pids: Union[Mapping[int, Optional[float]], Iterable[int]], names: Iterable[str] = (),
+                since: Optional[float] = None) -> KernelReport:
+        """Events naming any of `pids` (pass the tree's PIDs and the ones that exited; a mapping gives each one's
+        start, and a line logged before it is left out: another process's with a reused PID); and, as `unseen`,
+        those naming another PID whose name is one of `names` (the tree's), logged at or after `since` (when the
         tree's oldest process started): a member that died before triage saw it."""
         if not self._opened:
             self._open()
         if self._fd is not None:
             self._read_new()
-        wanted = set(pids)
-        events = tuple(e for e in self._events if e.pid in wanted)
+        started: Mapping[int, Optional[float]] = pids if isinstance(pids, Mapping) else dict.fromkeys(pids)
+        events = tuple(e for e in self._events
+                       if e.pid is not None and e.pid in started and logged_while_alive(e, started[e.pid]))
+        wanted = set(started)
         return KernelReport(events=events, unseen=unseen_events(self._events, wanted, names, since),
                             error=self._error)
 

@@ -80,7 +80,10 @@ class SnapshotCollector:
         self.waits = WaitCollector()
         self._last_at: Optional[float] = None
         self._table: Optional[ProcTable] = None  # the last /proc pass: its unchanged stat lines are not parsed again
-        self._seen_pids: set[int] = set()
+        # PID -> when the first process seen with it started (None: unknown); the kernel collector drops a line
+        # logged before that start, which was about an earlier process of the same PID (pid_max is 32768 on many
+        # nodes, and a busy one wraps it within the hour)
+        self._seen_pids: dict[int, Optional[float]] = {}
         self._tree: frozenset[int] = frozenset()  # last tick's tree: their stat files are held open
         self._roots: frozenset[int] = frozenset()  # last tick's target roots
         self._environ_cache: dict[tuple[int, object], dict[str, str]] = {}
@@ -136,7 +139,9 @@ class SnapshotCollector:
             # every row last tick's object: last tick's tuple, from here on, so that what is worked out from
             # the rows alone (environments, named ports, log links, the unchanged set) is known by identity
             processes = same_or_new(self._last.processes, processes)
-        self._seen_pids.update(p.pid for p in processes)
+        for p in processes:
+            if p.pid not in self._seen_pids:
+                self._seen_pids[p.pid] = float(p.start_time) if isinstance(p.start_time, (int, float)) else None
         processes, memory = self._memory(processes, options, statuses)
         logs: tuple[LogTail, ...] = ()
         if self.logs is not None:

@@ -13,11 +13,12 @@ import re
 import secrets
 import shlex
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Optional, Union
 
 from ..collect.gpu import join_gpus_to_processes
+from ..collect.kernel import logged_while_alive
 from ..collect.log_levels import LineClassifier
 from ..collect.smaps_files import count_sharers, parse_smaps
 from ..model.mappings import FileMapping
@@ -329,13 +330,16 @@ def _gpus(sections: Sections, pids: set[int]) -> GpuReport:
     return GpuReport(source="nvidia-smi", devices=devices)
 
 
-def _kernel(sections: Sections, pids: set[int]) -> KernelReport:
+def _kernel(sections: Sections, pids: set[int], started: Mapping[int, object]) -> KernelReport:
     text = sections.get("dmesg")
     if text.startswith("dmesg-failed:"):
         return KernelReport(error=Unavailable(f"agentless mode: {text.strip()[:200]}", "ssh as root, or sysctl kernel.dmesg_restrict=0"))
     btime = sections.get("btime").split()
     boot = float(btime[1]) if len(btime) == 2 and btime[1].isdecimal() else None
-    return KernelReport(events=tuple(e for e in parse_kernel_lines(text, boot) if e.pid in pids))
+    # a line logged before the process now holding its PID started was about an earlier one (PIDs wrap)
+    starts = {pid: float(t) for pid, t in started.items() if isinstance(t, (int, float))}
+    return KernelReport(events=tuple(e for e in parse_kernel_lines(text, boot)
+                                     if e.pid in pids and logged_while_alive(e, starts.get(e.pid))))
 
 
 AGENTLESS_WAITS = Unavailable("agentless mode: the wait-for graph (who waits on whom) is read in agent mode only",
@@ -400,7 +404,8 @@ def build_snapshot(host: str, target: Target, options: CollectOptions, sections:
         ports=PortReport(listening=listening, probes=tuple(
             _probe(int(options.port), a, sections.get(f"probe {a}"), any(s.port == options.port for s in listening))
             for a in ("127.0.0.1", "::1") if f"probe {a}" in sections.parts) if options.port else ()),
-        gpus=gpus, kernel=_kernel(sections, {*pids, *status_pids, *(r.pid for r in target.roots)}),
+        gpus=gpus, kernel=_kernel(sections, {*pids, *status_pids, *(r.pid for r in target.roots)},
+                                  {p.pid: p.start_time for p in processes}),
         waits_source=WaitSource(error=AGENTLESS_WAITS),
         sources=(SourceStatus("ssh", "ok", duration_ms, "agentless mode, one script per refresh"),
                  SourceStatus("mode", "ok", 0.0, BLIND_SPOTS)),
