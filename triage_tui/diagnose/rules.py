@@ -195,6 +195,10 @@ ROWS: tuple[Row, ...] = (
     Row("crashed-worker", "progress-seen", -0.5, "the job progresses: whatever exited did not stop it"),
     Row("crashed-worker", "workers-recycled & progress-seen", -0.3, "workers retired and replaced in turn while "
         "the job goes on: recycling, not a crash"),
+    # the pool's own replacements look late against the siblings of the moment; which one a look catches
+    # depends on timing (on a loaded CI runner it did), so a replacement explained by the recycling weighs nothing
+    Row("crashed-worker", "worker-replaced & workers-recycled & progress-seen", -0.45, "the late worker is the pool's "
+        "recycling, seen while the job goes on"),
     Row("crashed-worker", "death-nearby", 0.1, "a process of the same name died during the job: perhaps one of its own"),
     Row("crashed-worker", "log-worker-exited", 0.5),
     Row("crashed-worker", "log-traceback", 0.15),
