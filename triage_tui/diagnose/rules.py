@@ -256,6 +256,12 @@ ROWS: tuple[Row, ...] = (
     Row("event-never-fires", "told-never-completes", 0.4, "told: the result is never delivered"),
     Row("fork-inherited-lock", "told-workers-hang", 0.3, "told: it hangs only in forked workers, which inherit the "
         "parent's locks"),
+    # ninth pass (from the seen sets cases .. cases-8): three tools' output shapes
+    Row("gpu-hang", "log-sanitizer-barrier", 0.55, "a barrier some threads never reach: the kernel never finishes"),
+    Row("oom", "log-oom-report", 0.55, "the kernel printed its out-of-memory report"),
+    Row("oom", "log-oom-report & no-oom-kill", 0.1, "the report's kill line was cut from the paste, not absent"),
+    Row("network-wait", "log-strace-wait-forever", 0.4, "a socket wait with no timeout: the peer never answers"),
+    Row("healthy", "told-output-only-stale", 0.45, "told: the work goes on, only its buffered output lags"),
     Row("cpu-starved", "told-oversubscribed", 0.45, "told: more threads than cores, each waits for a CPU"),
     Row("busy-loop", "told-oversubscribed", -0.2, "the CPU goes to too many threads, not to one loop"),
     # network-wait

@@ -148,6 +148,24 @@ PROSE: tuple[Signal, ...] = (
        r"|(?:\bloading (?:the )?(?:checkpoints?|ckpt|weights|model|shards)\b|加载|载入)[^\n]{0,30}?"
        r"(?:需要|要|花了|用了|耗时|花费|得)\s{0,2}(?:\d{1,4}\s{0,2}(?:多)?(?:分钟|小时|个小时|min)|半小时|半个小时)",
        "https://github.com/modelscope/ms-swift/issues/7058"),
+    # --- a healthy job whose output does not show (ninth pass, from the seen sets cases .. cases-8): a program's
+    # stdout to a file or a pipe (a Slurm job, nohup, a container) is block-buffered, so a job that runs shows
+    # nothing for hours; told as "it works when I run it directly, but as a job it outputs nothing", or "training
+    # is working (the logs / results show it) but the console shows nothing"
+    _p("told-output-only-stale", "the job runs but its console or output file does not move, told in words (stdout "
+       "to a file or pipe is buffered: the output lags, the work does not)",
+       r"\b(?:run|runs|works?|working)\b[^\n]{0,40}?\b(?:directly|interactively|in (?:the|a|my) (?:terminal|shell)|by hand)"
+       r"\b[^\n]{0,200}?\b(?:as a (?:slurm |batch |sbatch )?job|(?:with|through|via|under|in) (?:sbatch|slurm|nohup|a batch "
+       r"job)|in the background)\b[^\n]{0,200}?\b(?:outputs?|prints?|shows?|writes?)\b[^\n]{0,20}?\bnothing\b"
+       r"|\b(?:training|it|the (?:job|run|model))\b[^\n]{0,10}?\b(?:is|was|keeps?) (?:working|running|progressing|training)"
+       r"\b[^\n]{0,160}?\b(?:console|terminal|stdout|output|screen)\b[^\n]{0,40}?\b(?:hasn'?t|has not|doesn'?t|does not"
+       r"|didn'?t|did not|never|won'?t)\b[^\n]{0,20}?\b(?:show|shown|print|printed|update|updated|display|displayed)",
+       "https://github.com/MIC-DKFZ/nnUNet/issues/2921"),
+    # --- kernels compiled at the first request (ninth pass): "the first request compiles twelve Triton kernels",
+    # "JIT-compiles the kernels": a compile, slow once, not a hang
+    _p("log-compiling", "compiling (JIT / CUDA graphs / Triton / autotuning), told in words (kernels compiled)",
+       r"\b(?:JIT[- ])?compil(?:es|ing|ed)\b[^\n]{0,30}?\b(?:triton|cuda|jit|gpu)\b[^\n]{0,10}?\bkernels?\b",
+       "https://github.com/syv-ai/qwen38-27b-rtx3090/issues/155"),
 )
 
 IDS = tuple(dict.fromkeys(s.id for s in PROSE))

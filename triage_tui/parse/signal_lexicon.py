@@ -231,6 +231,34 @@ LEXICON: tuple[Signal, ...] = (
     _s("log-nccl-system-error", "NCCL's system-call failure (ncclSystemError, 'unhandled system error'): most often "
        "its shared memory in /dev/shm",
        r"\bunhandled system error\b|\bncclSystemError\b|\bNCCL Error 2\b", "https://github.com/NVIDIA/nccl/issues/473"),
+    # --- rows added after the eighth held-out set (tests/corpus/cases-8) was scored once: the ninth pass, written from
+    # the seen sets (cases .. cases-8); the shapes of three tools' output. cases-9 was gathered after
+    # compute-sanitizer's synccheck tool ("========= Barrier error detected. Missing wait." / "Divergent thread(s) in
+    # block"): a barrier that some threads of a block never reach, or an mbarrier nobody waits on; the kernel spins
+    # at that barrier, so it never finishes (NVIDIA's Compute Sanitizer manual, synccheck; flashinfer#2623)
+    _s("log-sanitizer-barrier", "compute-sanitizer (synccheck) found a barrier not every thread reaches: the kernel "
+       "waits at it forever",
+       r"Barrier error detected\b|\bDivergent thread\(s\) in (?:warp|block)\b|\binvalid (?:barrier|mbarrier) (?:usage|arrive)",
+       "https://github.com/flashinfer-ai/flashinfer/issues/2623"),
+    # the kernel's OOM report (mm/oom_kill.c dump_header -> show_mem): "Mem-Info:", the per-zone free/min lines,
+    # "Free swap  = 0kB", the task table "Tasks state (memory values in pages)"; the kernel prints them only when
+    # memory ran out (the OOM killer, or a page allocation failure), so the report counts even where the paste cuts
+    # off its last line, "Out of memory: Killed process N" (BlendNet#2)
+    _s("log-oom-report", "the kernel's out-of-memory report (Mem-Info, per-zone free pages, the task table): memory "
+       "ran out",
+       r"\binvoked oom-killer\b|\bMem-Info:|\bTasks state \(memory values in pages\)|\bFree swap\s{1,4}=\s{0,4}\d{1,12}kB"
+       r"|\bpage allocation failure: order:\d{1,2}\b|\bOut of memory and no killable processes\b",
+       "https://github.com/state-of-the-art/BlendNet/issues/2", flags=0),
+    # strace's line for a wait with no timeout: epoll_wait / epoll_pwait / poll / ppoll with the timeout -1, select /
+    # pselect with a NULL timeout, or a socket read left `<unfinished ...>`: the process waits for a peer that may
+    # never answer (strace prints the last argument as given; aiohttp#11740)
+    _s("log-strace-wait-forever", "strace shows a wait on sockets with no timeout: the process waits for a peer "
+       "forever",
+       r"^(?:\[pid\s{0,8}\d{1,10}\] |\d{1,10} )?(?:epoll_p?wait2?\(\d{1,6}, [^\n]{0,600}?, -1"
+       r"|p?poll\(\[[^\n]{0,600}?\], \d{1,6}, (?:-1|NULL))(?:\)| <unfinished|, )"
+       r"|^(?:\[pid\s{0,8}\d{1,10}\] |\d{1,10} )?select\(\d{1,6}(?:, [^,\n]{1,300}){3}, NULL(?:\)| <unfinished)"
+       r"|^(?:\[pid\s{0,8}\d{1,10}\] |\d{1,10} )?(?:recvfrom|recvmsg|recv)\(\d{1,6},\s{0,2}<(?:unfinished|detached) \.\.\.>",
+       "https://github.com/aio-libs/aiohttp/issues/11740", flags=0),
     # --- generic last
     _s("log-traceback", "a traceback", r"^Traceback \(most recent call last\)|^\w{0,60}(?:Error|Exception): ",
        "https://github.com/pytorch/pytorch/issues/55571", generic=True, flags=0),

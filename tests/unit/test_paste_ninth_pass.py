@@ -1,0 +1,93 @@
+"""The ninth pass (issue 15): shapes of real tools' output and one mechanism told in words that the seen sets show
+(tests/corpus/cases .. cases-8) and no reader read, each on a fixture of real output and on the negative that
+must not fire: strace's wait with no timeout, compute-sanitizer's synccheck barrier error, the kernel's OOM report
+cut before its kill line, a job whose buffered output lags while it runs, kernels compiled at a first request.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from triage_tui.diagnose.pasted_text import diagnose_text
+from triage_tui.parse.prose_lexicon import scan_told
+from triage_tui.parse.signal_lexicon import scan_line
+
+FIXTURES = Path(__file__).parent / "fixtures" / "paste"
+
+
+def _diag(text: str):
+    return diagnose_text(text).diagnosis
+
+
+def _causes(text: str) -> list[str]:
+    return [h.id for h in _diag(text).hypotheses if h.score > 0 and h.status != "ruled out"]
+
+
+def _line_ids(line: str) -> set[str]:
+    return {s.id for s in scan_line(line)}
+
+
+def _told_ids(line: str) -> set[str]:
+    return {s.id for s in scan_told(line)}
+
+
+def test_strace_of_a_request_whose_answer_never_comes_is_a_network_wait() -> None:
+    # real strace output (an asyncio client that sent a request to a loopback server that never answers)
+    text = (FIXTURES / "strace_epoll_wait_forever.txt").read_text()
+    assert "log-strace-wait-forever" in {o.id for o in _diag(text).observations}
+    assert _causes(text)[:1] == ["network-wait"]
+    # strace -p on a process blocked in a socket read: the call never returned while strace watched
+    attached = (FIXTURES / "strace_attached_recvfrom.txt").read_text()
+    assert _causes(attached)[:1] == ["network-wait"]
+
+
+def test_an_strace_wait_with_a_timeout_is_no_wait_forever() -> None:
+    assert "log-strace-wait-forever" not in _line_ids("epoll_wait(4, [], 2, 0)                 = 0")
+    assert "log-strace-wait-forever" not in _line_ids("poll([{fd=5, events=POLLIN}], 1, 5000) = 0 (Timeout)")
+    assert "log-strace-wait-forever" not in _line_ids("recvfrom(4, \"ok\", 10, 0, NULL, NULL) = 2")
+    assert "log-strace-wait-forever" in _line_ids("[pid  4711] poll([{fd=5, events=POLLIN}], 1, -1 <unfinished ...>)")
+    assert "log-strace-wait-forever" in _line_ids("select(8, [3 7], NULL, NULL, NULL) = 1 (in [7])")
+    assert "log-strace-wait-forever" not in _line_ids("select(8, [3 7], NULL, NULL, {tv_sec=5, tv_usec=0}) = 0 (Timeout)")
+    assert "log-strace-wait-forever" not in _line_ids("ppoll([{fd=3, events=POLLIN}], 1, {tv_sec=1, tv_nsec=0}, NULL, 8) = 0")
+
+
+def test_compute_sanitizers_barrier_error_is_a_gpu_kernel_that_never_finishes() -> None:
+    text = (FIXTURES / "compute_sanitizer_synccheck_barrier.txt").read_text()
+    assert "log-sanitizer-barrier" in {o.id for o in _diag(text).observations}
+    assert _causes(text)[:1] == ["gpu-hang"]
+    assert "log-sanitizer-barrier" in _line_ids("========= Barrier error detected. Missing wait.")
+    # memcheck's errors are a crash's evidence, not a barrier's
+    assert "log-sanitizer-barrier" not in _line_ids("========= Invalid __global__ read of size 4 bytes")
+    assert "log-sanitizer-barrier" not in _line_ids("========= ERROR SUMMARY: 0 errors")
+
+
+def test_the_kernels_oom_report_cut_before_its_kill_line_is_memory_pressure() -> None:
+    text = (FIXTURES / "dmesg_oom_report_cut.txt").read_text()
+    assert "Killed process" not in text
+    assert "log-oom-report" in {o.id for o in _diag(text).observations}
+    assert _causes(text)[:1] == ["oom"]
+    # the report's body alone (the paste cut its first and last lines)
+    body = "\n".join(line for line in text.splitlines() if "invoked oom-killer" not in line and "Tasks" not in line)
+    assert _causes(body)[:1] == ["oom"]
+    assert "log-oom-report" not in _line_ids("[ 12.1] Memory: 16303244K/16776732K available (14339K kernel code)")
+    assert "log-oom-report" not in _line_ids("MemFree:         1234567 kB")
+
+
+def test_a_job_that_runs_while_its_buffered_output_lags_is_healthy_told_in_words() -> None:
+    # the two ways the seen cases tell it (a Slurm job; a training console), reworded here
+    ran = ("If I run the script directly on the node it works, but when run as a slurm job it freezes after "
+           "initialization and outputs nothing more.")
+    console = "I know training is working (the results folder has new logs) but the console hasn't shown anything."
+    for words in (ran, console):
+        assert "told-output-only-stale" in _told_ids(words), words
+        assert _causes(words)[:1] == ["healthy"], words
+    # a job that hangs as a batch job with an error, or a console that shows nothing because nothing runs: no
+    assert "told-output-only-stale" not in _told_ids("It works directly, but as a slurm job it fails with an error.")
+    assert "told-output-only-stale" not in _told_ids("The console hasn't shown anything and the GPU is idle.")
+
+
+def test_kernels_compiled_at_the_first_request_are_a_compile() -> None:
+    words = "The first request after boot compiles twelve Triton kernels during inference."
+    assert "log-compiling" in _told_ids(words)
+    assert _causes(words)[:1] == ["compiling"]
+    assert "log-compiling" not in _told_ids("the model compiles fine and the kernels run")
