@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-HELD_OUT: frozenset[str] = frozenset()  # none waits now: cases-8 was scored once (9ca96c2) and is read again
+# cases-9 and cases-10 were gathered while the ninth pass was written: they wait to be scored once
+HELD_OUT: frozenset[str] = frozenset({"cases-9", "cases-10"})
 PER_INPUT_S = 60.0  # a hang, not slowness: the inputs here take well under a second each on an idle machine
 SEEDS = sorted([*(ROOT / "tests" / "unit" / "fixtures" / "diagnose").glob("*.txt"),
                 *(ROOT / "tests" / "unit" / "fixtures" / "paste").glob("*.txt"),
