@@ -91,3 +91,28 @@ def test_kernels_compiled_at_the_first_request_are_a_compile() -> None:
     assert "log-compiling" in _told_ids(words)
     assert _causes(words)[:1] == ["compiling"]
     assert "log-compiling" not in _told_ids("the model compiles fine and the kernels run")
+
+
+def test_gpu_utility_quoted_in_prose_is_gpu_utilisation() -> None:
+    # nvidia-smi's GPU-Util column, read aloud as "utility"
+    d = _diag("When I run nccl across nodes the program hangs. `nvidia-smi` shows the GPU utility is always 100%.")
+    assert "prose-gpu-busy" in {o.id for o in d.observations}
+    assert _causes("nvidia-smi shows the GPU utility is always 100% while NCCL hangs")[:1] == ["collective-hang"]
+
+
+def test_a_lock_cycle_told_with_the_debuggers_thread_numbers_is_a_deadlock() -> None:
+    told = "thread 0 waits for threads to complete\nthread 1 is waiting for gc futex, locked by thread 0"
+    assert "told-lock-cycle" in {o.id for o in _diag(told).observations}
+    assert _causes(told)[:1] == ["deadlock"]
+    assert "told-lock-cycle" in _told_ids("thread 2 is blocked on the mutex held by thread 1, and thread 1 waits for thread 2")
+    # one thread waiting for another's lock, the holder running: no cycle told
+    assert "told-lock-cycle" not in _told_ids("thread 1 is waiting for the lock held by thread 0, which is computing")
+
+
+def test_a_cold_start_and_its_minutes_is_a_slow_load() -> None:
+    words = "With the flag, full cold-start completes in ~12 minutes and inference is coherent."
+    assert "log-loading" in _told_ids(words)
+    assert _causes(words)[:1] == ["still-loading"]
+    assert "log-loading" in _told_ids("model loading took 40 minutes on the first start")
+    # a load that never ends is no slow load
+    assert "log-loading" not in _told_ids("weight loading did not finish within 20 minutes")

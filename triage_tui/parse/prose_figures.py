@@ -11,8 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 _NUM = r"(\d{1,6}(?:\.\d{1,3})?)"
-# "GPU 利用率100%" (utilisation, as a Chinese-language issue writes it)
-_GPU_UTIL = re.compile(r"\bGPU[- ]{0,2}(?:util(?:i[sz]ation)?\b|usage\b|load\b|utilisation\b|利用率)[^\d\n]{0,24}?" + _NUM +
+# "GPU 利用率100%" (utilisation, as a Chinese-language issue writes it); "GPU utility is always 100%" (nvidia-smi's
+# GPU-Util column read as "utility": NVIDIA/nccl#238)
+_GPU_UTIL = re.compile(r"\bGPU[- ]{0,2}(?:util(?:i[sz]ation|ity)?\b|usage\b|load\b|utilisation\b|利用率)[^\d\n]{0,24}?" + _NUM +
                        r"\s{0,2}%", re.I)
 _UTIL_GPU = re.compile(_NUM + r"\s{0,2}% (?:GPU[- ]?)?(?:util(?:i[sz]ation)?|usage)? ?(?:on|of|for)? ?(?:the |all |every |each )?"
                        r"(?:\d{1,2} )?GPUs?\b", re.I)

@@ -98,6 +98,14 @@ PROSE: tuple[Signal, ...] = (
        r"\b(?:mutex|lock|GIL|semaphore)\b[^\n]{0,40}?\b(?:owned|held)\b[^\n]{0,20}?\bby (?:another|a|the other|a second) "
        r"thread\b[^\n]{0,60}?\b(?:waiting|waits|blocked|trying to acquire)\b",
        "https://github.com/ceph/ceph/pull/38677"),
+    # the same cycle with the debugger's thread numbers (ninth pass): "thread 0 waits for threads to complete /
+    # thread 1 is waiting for gc futex, locked by thread 0": a thread waits, and another waits for a lock it holds
+    _p("told-lock-cycle", "a lock cycle told in words: a thread waits for a lock held by another thread that waits too",
+       r"\bthread \d{1,4}\b[^\n]{0,20}?\b(?:waits|is waiting|is blocked|blocks)\b[^\n]{0,120}?\bthread \d{1,4}\b[^\n]{0,20}?"
+       r"\b(?:waits|is waiting|is blocked|blocks)\b[^\n]{0,60}?\b(?:locked|held|owned)\b[^\n]{0,10}?\bby thread \d{1,4}\b"
+       r"|\bthread \d{1,4}\b[^\n]{0,20}?\b(?:waits|is waiting|is blocked|blocks)\b[^\n]{0,60}?\b(?:locked|held|owned)\b"
+       r"[^\n]{0,10}?\bby thread \d{1,4}\b[^\n]{0,120}?\bthread \d{1,4}\b[^\n]{0,20}?\b(?:waits|is waiting|is blocked|blocks)\b",
+       "https://github.com/colesbury/gilectomy/issues/11"),
     # --- a completion nobody delivers (eighth pass): a request, future, callback or event that "never received" /
     # "never completes" / "never fires" while the rest runs — the waiter waits for a result nobody will send
     _p("told-never-completes", "a request, future or event that never completes, told in words (nobody delivers its "
@@ -148,6 +156,15 @@ PROSE: tuple[Signal, ...] = (
        r"|(?:\bloading (?:the )?(?:checkpoints?|ckpt|weights|model|shards)\b|加载|载入)[^\n]{0,30}?"
        r"(?:需要|要|花了|用了|耗时|花费|得)\s{0,2}(?:\d{1,4}\s{0,2}(?:多)?(?:分钟|小时|个小时|min)|半小时|半个小时)",
        "https://github.com/modelscope/ms-swift/issues/7058"),
+    # a cold start or a weight phase and the minutes it takes (ninth pass): "full cold-start completes in ~12
+    # minutes", "weight loading took 40 minutes"; not "did not finish within 20 minutes" (a load that never ends
+    # is no slow load: sglang#37806's faults on Lustre)
+    _p("log-loading", "loading weights, told in words (a cold start or weight phase, and the minutes or hours it takes)",
+       r"\b(?:cold[- ]start|weights? (?:loading|materiali[sz]ation|load)|(?:model|checkpoint) loading)\b[^\n]{0,40}?"
+       r"(?<!not )(?<!never )(?<!n't )\b(?:takes?|took|taking|completes?|completed|finish(?:es|ed)?|lasts?|lasted)\b"
+       r"[^\n]{0,12}?(?:\bin |\babout |~|\bover )?"
+       r"~?\d{1,4}\+? ?(?:min(?:ute)?s?|hours?|h)\b",
+       "https://github.com/vllm-project/vllm/issues/40988"),
     # --- a healthy job whose output does not show (ninth pass, from the seen sets cases .. cases-8): a program's
     # stdout to a file or a pipe (a Slurm job, nohup, a container) is block-buffered, so a job that runs shows
     # nothing for hours; told as "it works when I run it directly, but as a job it outputs nothing", or "training
