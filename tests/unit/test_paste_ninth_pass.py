@@ -116,3 +116,22 @@ def test_a_cold_start_and_its_minutes_is_a_slow_load() -> None:
     assert "log-loading" in _told_ids("model loading took 40 minutes on the first start")
     # a load that never ends is no slow load
     assert "log-loading" not in _told_ids("weight loading did not finish within 20 minutes")
+
+
+def test_a_supervisor_that_kills_a_worker_over_its_memory_limit_is_memory_pressure() -> None:
+    # as dask's nanny, Slurm's step daemon and Ray's memory monitor print it
+    lines = (FIXTURES / "memory_limit_kills.txt").read_text().splitlines()
+    for line in (lines[0], lines[3], lines[4]):
+        assert "log-memory-limit-kill" in _line_ids(line), line
+        assert _causes(line)[:1] == ["oom"], line
+    assert "log-memory-limit-kill" not in _line_ids("distributed.worker - INFO - Memory: 8.00 GiB budget")
+
+
+def test_gdb_py_bt_lock_lines_are_a_lock_in_memory_not_a_lock_file() -> None:
+    # gdb's py-bt for a thread in a lock's acquire (cylc-flow#1823, as posted)
+    for line in ("#1 Waiting for a lock (e.g. GIL)",
+                 "#2 <built-in method acquire of thread.lock object at remote 0x7f0a16edb840>",
+                 "#2 <built-in method acquire of _thread.lock object at remote 0x7f0a16edb840>"):
+        assert "log-file-lock" not in _line_ids(line), line
+    assert "log-file-lock" in _line_ids("Waiting for lock on /data/cache/model.lock")
+    assert "log-file-lock" in _line_ids("filelock: Lock 140 not acquired on /root/.cache/x.lock")

@@ -261,6 +261,8 @@ ROWS: tuple[Row, ...] = (
     Row("oom", "log-oom-report", 0.55, "the kernel printed its out-of-memory report"),
     Row("oom", "log-oom-report & no-oom-kill", 0.1, "the report's kill line was cut from the paste, not absent"),
     Row("network-wait", "log-strace-wait-forever", 0.4, "a socket wait with no timeout: the peer never answers"),
+    Row("oom", "log-memory-limit-kill", 0.55, "the supervisor says the worker went over its memory limit"),
+    Row("crashed-worker", "log-memory-limit-kill", -0.3, "the worker's death has a cause: its memory limit"),
     Row("healthy", "told-output-only-stale", 0.45, "told: the work goes on, only its buffered output lags"),
     Row("cpu-starved", "told-oversubscribed", 0.45, "told: more threads than cores, each waits for a CPU"),
     Row("busy-loop", "told-oversubscribed", -0.2, "the CPU goes to too many threads, not to one loop"),

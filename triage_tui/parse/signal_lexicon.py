@@ -103,9 +103,10 @@ LEXICON: tuple[Signal, ...] = (
        r"NVRM: Xid|fallen off the bus|GPU has fallen", "https://github.com/leptonai/gpud/pull/1209"),
     _s("log-hung-task", "a hung-task warning: a task in D state over 120 s",
        r"blocked for more than \d{1,6} seconds|hung_task_timeout_secs", "https://github.com/openzfs/zfs/issues/2954"),
-    # --- locks, compile, load
+    # --- locks, compile, load (gdb's py-bt prints "Waiting for a lock (e.g. GIL)" and "<built-in method acquire of
+    # thread.lock object>" for a thread in a lock's acquire: a lock in memory, not a lock file; ninth pass, cylc-flow#1823)
     _s("log-file-lock", "waiting on a lock file (one left by a killed run blocks every later one)",
-       r"Waiting for (?:a )?lock|FileBaton|Lock file exists|lock_file_path|torch_extensions/[^\s'\"`]{0,200}/lock\b",
+       r"Waiting for (?:a )?lock(?! \(e\.g\. GIL\))|FileBaton|Lock file exists|lock_file_path|torch_extensions/[^\s'\"`]{0,200}/lock\b",
        "https://github.com/NVlabs/nvdiffrast/issues/190"),
     _s("log-compiling", "compiling (JIT / CUDA graphs / Triton / autotuning)",
        r"Capturing (?:cuda|CUDA) graph|torch\._dynamo|torch\._inductor|Compiling [^\n]{0,80}?(?:kernel|model|graph)"
@@ -124,7 +125,7 @@ LEXICON: tuple[Signal, ...] = (
     # --- rows added after the second held-out set (tests/corpus/cases-2) was scored: its figure before them is the
     # held-out one
     _s("log-file-lock", "waiting on a lock file (one left by a killed run, or a filesystem without locks)",
-       r"Lock \d{1,20} not acquired|waiting to acquire lock|No locks available|\bFileLock\b|[\w.-]{1,200}\.lock\b",
+       r"Lock \d{1,20} not acquired|waiting to acquire lock|No locks available|\bFileLock\b|(?<![\w.-])(?!_?thread\.lock\b)[\w.-]{1,200}\.lock\b",
        "https://github.com/huggingface/datasets/issues/3983"),
     _s("log-rank-late", "one rank is still working while the others already wait (rank-0-only work, a slow load)",
        r"other ranks that didn't finish|main_process_first|waits for the (?:first|main) process|worker_count=\d{1,6}",
@@ -259,6 +260,15 @@ LEXICON: tuple[Signal, ...] = (
        r"|^(?:\[pid\s{0,8}\d{1,10}\] |\d{1,10} )?select\(\d{1,6}(?:, [^,\n]{1,300}){3}, NULL(?:\)| <unfinished)"
        r"|^(?:\[pid\s{0,8}\d{1,10}\] |\d{1,10} )?(?:recvfrom|recvmsg|recv)\(\d{1,6},\s{0,2}<(?:unfinished|detached) \.\.\.>",
        "https://github.com/aio-libs/aiohttp/issues/11740", flags=0),
+    # a supervisor that enforces a memory limit and says so: dask's nanny ("Worker exceeded 95% memory budget.
+    # Restarting", distributed/nanny.py), Slurm's step daemon ("slurmstepd: error: Detected 1 oom-kill event(s) in
+    # StepId=N.batch cgroup. Some of your processes may have been killed by the cgroup out-of-memory handler."), Ray's
+    # memory monitor ("Task was killed due to the node running low on memory", "OOM kill reason:")
+    _s("log-memory-limit-kill", "a supervisor killed or restarted a worker over its memory limit (dask's nanny, "
+       "Slurm's cgroup, Ray's memory monitor)",
+       r"\bexceeded \d{1,3}% memory budget\b|\bDetected \d{1,9} oom-kill event\(s\)|\bkilled by the cgroup out-of-memory "
+       r"handler\b|\bkilled due to the node running low on memory\b|\bfailed due to oom\b|\bOOM kill reason:",
+       "https://github.com/vanheeringen-lab/ANANSE/issues/96"),
     # --- generic last
     _s("log-traceback", "a traceback", r"^Traceback \(most recent call last\)|^\w{0,60}(?:Error|Exception): ",
        "https://github.com/pytorch/pytorch/issues/55571", generic=True, flags=0),
