@@ -135,3 +135,14 @@ def test_gdb_py_bt_lock_lines_are_a_lock_in_memory_not_a_lock_file() -> None:
         assert "log-file-lock" not in _line_ids(line), line
     assert "log-file-lock" in _line_ids("Waiting for lock on /data/cache/model.lock")
     assert "log-file-lock" in _line_ids("filelock: Lock 140 not acquired on /root/.cache/x.lock")
+
+
+def test_a_hang_that_an_nccl_transport_knob_avoids_is_a_collective_hang_in_that_transport() -> None:
+    for words in ("It works with NCCL_P2P_DISABLE=1, but it hangs right after initialization.",
+                  "Interestingly if I set NCCL_NVLS_ENABLE=0 the deadlock is not reproducing.",
+                  "I worked around this problem by NCCL_LL_THRESHOLD=0."):
+        assert "told-transport-knob" in _told_ids(words), words
+        assert _causes(words)[:1] == ["collective-hang"], words
+    # a knob set without saying that it helped, or one that is no transport
+    assert "told-transport-knob" not in _told_ids("I run with NCCL_DEBUG=INFO and NCCL_P2P_DISABLE=1 set.")
+    assert "told-transport-knob" not in _told_ids("Setting NCCL_DEBUG=INFO works and prints the rings.")

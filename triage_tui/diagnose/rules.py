@@ -263,6 +263,8 @@ ROWS: tuple[Row, ...] = (
     Row("network-wait", "log-strace-wait-forever", 0.4, "a socket wait with no timeout: the peer never answers"),
     Row("oom", "log-memory-limit-kill", 0.55, "the supervisor says the worker went over its memory limit"),
     Row("crashed-worker", "log-memory-limit-kill", -0.3, "the worker's death has a cause: its memory limit"),
+    Row("collective-hang", "told-transport-knob", 0.4, "told: turning one NCCL transport off avoids the hang, so the "
+        "collective hung in it"),
     Row("healthy", "told-output-only-stale", 0.45, "told: the work goes on, only its buffered output lags"),
     Row("cpu-starved", "told-oversubscribed", 0.45, "told: more threads than cores, each waits for a CPU"),
     Row("busy-loop", "told-oversubscribed", -0.2, "the CPU goes to too many threads, not to one loop"),

@@ -39,6 +39,11 @@ _NETFS = (r"\b(?:nfs[34]?|lustre|gpfs|cephfs|ceph-fuse|beegfs|cifs|smb|sshfs|s3f
           r"|file system|drive))\b")
 _HANG = r"\b(?:hangs?|hanging|hung|stuck|waits?|waiting|blocks?|blocked|deadlock(?:s|ed)?)\b"
 
+# NCCL's knobs that turn a transport or a protocol off (P2P, shared memory, InfiniBand, NVLS, the LL protocols),
+# set to a value: "NCCL_P2P_DISABLE=1", "NCCL_LL_THRESHOLD=0", "NCCL_PROTO=Simple"
+_NCCL_KNOB = (r"\bNCCL_(?:P2P_DISABLE|SHM_DISABLE|IB_DISABLE|NVLS_ENABLE|LL_THRESHOLD|LL128_THRESHOLD|PROTO|ALGO"
+              r"|P2P_LEVEL|NET_GDR_LEVEL|CUMEM_ENABLE|P2P_USE_CUDA_MEMCPY)\s{0,2}=\s{0,2}[\w,^]{1,16}")
+
 PROSE: tuple[Signal, ...] = (
     # --- a lock inherited across fork
     _p("told-fork-lock", "a lock inherited across fork, told in words (a thread held it when the process forked; "
@@ -165,6 +170,17 @@ PROSE: tuple[Signal, ...] = (
        r"[^\n]{0,12}?(?:\bin |\babout |~|\bover )?"
        r"~?\d{1,4}\+? ?(?:min(?:ute)?s?|hours?|h)\b",
        "https://github.com/vllm-project/vllm/issues/40988"),
+    # --- a hang that a transport or protocol knob of NCCL avoids (ninth pass, from the seen sets): "works with
+    # NCCL_P2P_DISABLE=1", "if I set NCCL_NVLS_ENABLE=0 the deadlock is not reproducing", "worked around it by
+    # NCCL_LL_THRESHOLD=0": what the knob turns off (GPU peer-to-peer, shared memory, InfiniBand, NVLink SHARP, a
+    # protocol) is where the collective hung
+    _p("told-transport-knob", "a hang that goes away when an NCCL transport or protocol is turned off, told in words: "
+       "the collective hung in that transport",
+       r"\b(?:works?|worked|working|fix(?:es|ed)?|resolves?|resolved|solves?|solved|avoids?|avoided|workaround|worked "
+       r"around|not reproduc\w{0,3}|goes away|went away|disappears?)\b[^\n]{0,120}?" + _NCCL_KNOB + r"|" + _NCCL_KNOB +
+       r"[^\n]{0,120}?\b(?:works?|worked|fix(?:es|ed)?|resolves?|resolved|solves?|solved|avoids?|avoided|not reproduc\w{0,3}"
+       r"|goes away|went away|disappears?)\b",
+       "https://github.com/NVIDIA/nccl/issues/2079"),
     # --- a healthy job whose output does not show (ninth pass, from the seen sets cases .. cases-8): a program's
     # stdout to a file or a pipe (a Slurm job, nohup, a container) is block-buffered, so a job that runs shows
     # nothing for hours; told as "it works when I run it directly, but as a job it outputs nothing", or "training
