@@ -146,3 +146,26 @@ def test_a_hang_that_an_nccl_transport_knob_avoids_is_a_collective_hang_in_that_
     # a knob set without saying that it helped, or one that is no transport
     assert "told-transport-knob" not in _told_ids("I run with NCCL_DEBUG=INFO and NCCL_P2P_DISABLE=1 set.")
     assert "told-transport-knob" not in _told_ids("Setting NCCL_DEBUG=INFO works and prints the rings.")
+
+
+def test_strace_with_pids_and_times_before_the_call_is_read_the_same() -> None:
+    # real `strace -f -tt` output: PID and wall-clock time before each call, a poll() with no timeout
+    text = (FIXTURES / "strace_tt_poll_forever.txt").read_text()
+    assert "log-strace-wait-forever" in {o.id for o in _diag(text).observations}
+    assert _causes(text)[:1] == ["network-wait"]
+    assert "log-strace-wait-forever" in _line_ids("1700000000.123456 epoll_wait(3, [], 16, -1) = 0")
+    assert "log-strace-wait-forever" not in _line_ids("20:00:00.982637 poll([{fd=4, events=POLLIN}], 1, 100) = 0 (Timeout)")
+
+
+def test_more_supervisors_and_the_memory_cgroups_report_line_are_memory_pressure() -> None:
+    for line in ("Feb 15 17:10:20 d960 systemd-oomd[949]: Killed /user.slice/user-1000.slice/app.scope due to memory "
+                 "pressure for /user.slice being 51.23% > 50.00% for > 20s with reclaim activity",
+                 "Warning  Evicted  pod/minecraftg-fdf76df5c-r4nkh  The node was low on resource: memory. Container "
+                 "minecraft was using 1924152Ki, which exceeds its request of 0."):
+        assert "log-memory-limit-kill" in _line_ids(line), line
+    assert "log-oom-report" in _line_ids("[ 801.1] memory: usage 1048576kB, limit 1048576kB, failcnt 1279")
+
+
+def test_strace_killed_by_another_signal_is_no_sigkill() -> None:
+    assert "log-killed" not in _line_ids("23085 19:59:55.080196 +++ killed by SIGINT +++")
+    assert "log-killed" in _line_ids("+++ killed by SIGKILL +++")

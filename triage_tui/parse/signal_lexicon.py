@@ -43,6 +43,11 @@ HEDGE = re.compile(r"common causes include|possible causes?|(?:may|might|could) 
 # Order matters only within one line: every specific row that matches counts; a generic row counts when no
 # specific one did. Each source is a thread read while building this table; none is a case of the corpus's
 # held-out half (tests/corpus: rules and rows are written from the other half only).
+# what strace puts before a call: the PID under -f ("[pid  4711] ", or "4711 " with -ff -o), the time under -t / -tt
+# ("10:20:30 ", "10:20:30.123456 "), -ttt ("1700000000.123456 ") or -r ("     0.000123 ")
+_STRACE_PREFIX = (r"(?:\[pid\s{0,8}\d{1,10}\] |\d{1,10} {1,2})?(?:\d{2}:\d{2}:\d{2}(?:\.\d{1,6})? |\d{9,10}\.\d{1,6} "
+                  r"|\s{0,8}\d{1,6}\.\d{6} )?")
+
 LEXICON: tuple[Signal, ...] = (
     # --- NCCL / torch.distributed
     _s("log-nccl-timeout", "NCCL watchdog timeout",
@@ -81,10 +86,11 @@ LEXICON: tuple[Signal, ...] = (
     _s("log-cuda-oom", "CUDA out of memory", r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory",
        "https://github.com/vllm-project/vllm/issues/12539"),
     # `Killed` as the shell prints it; "killed by signal: Bus error" is a SIGBUS, not a SIGKILL; "I (just) killed the
-    # job" is the person who waited stopping it (eighth pass: deepmd-kit#5117), no kill that explains the hang
+    # job" is the person who waited stopping it (eighth pass: deepmd-kit#5117), no kill that explains the hang; strace's
+    # "+++ killed by SIGINT +++" names another signal (the person's Ctrl-C), not a SIGKILL (ninth pass)
     _s("log-killed", "a process was killed by SIGKILL",
        r"(?<!or was )(?<!\bI )(?<!\bI just )(?<!\bI then )(?<!\bI've )(?<!\bI have )(?<!\bwe )(?<!\bwe just )(?<!\bWe )"
-       r"\bkilled\b(?! by signal)|SIGKILL|exitcode\s{0,4}:?\s{0,4}-9\b|signal 9\b|(?:code|status)\s{0,4}[:=]?\s{0,4}(?:137|-9)\b",
+       r"\bkilled\b(?! by signal)(?! by SIG(?!KILL))|SIGKILL|exitcode\s{0,4}:?\s{0,4}-9\b|signal 9\b|(?:code|status)\s{0,4}[:=]?\s{0,4}(?:137|-9)\b",
        "https://github.com/anishathalye/neural-style/issues/131", stated=True),
     _s("log-oom-words", "someone says the memory ran out", r"not (?:have )?enough (?:memory|RAM)"
        r"|\bout of (?:CPU |host |system |main )?memory\b"
@@ -242,32 +248,37 @@ LEXICON: tuple[Signal, ...] = (
        r"Barrier error detected\b|\bDivergent thread\(s\) in (?:warp|block)\b|\binvalid (?:barrier|mbarrier) (?:usage|arrive)",
        "https://github.com/flashinfer-ai/flashinfer/issues/2623"),
     # the kernel's OOM report (mm/oom_kill.c dump_header -> show_mem): "Mem-Info:", the per-zone free/min lines,
-    # "Free swap  = 0kB", the task table "Tasks state (memory values in pages)"; the kernel prints them only when
+    # "Free swap  = 0kB", the task table "Tasks state (memory values in pages)", a memory cgroup's "memory: usage
+    # 1048576kB, limit 1048576kB, failcnt 12" (mem_cgroup_print_oom_meminfo); the kernel prints them only when
     # memory ran out (the OOM killer, or a page allocation failure), so the report counts even where the paste cuts
     # off its last line, "Out of memory: Killed process N" (BlendNet#2)
     _s("log-oom-report", "the kernel's out-of-memory report (Mem-Info, per-zone free pages, the task table): memory "
        "ran out",
        r"\binvoked oom-killer\b|\bMem-Info:|\bTasks state \(memory values in pages\)|\bFree swap\s{1,4}=\s{0,4}\d{1,12}kB"
-       r"|\bpage allocation failure: order:\d{1,2}\b|\bOut of memory and no killable processes\b",
+       r"|\bpage allocation failure: order:\d{1,2}\b|\bOut of memory and no killable processes\b"
+       r"|\bmemory: usage \d{1,14}kB, limit \d{1,14}kB, failcnt \d{1,14}\b",
        "https://github.com/state-of-the-art/BlendNet/issues/2", flags=0),
     # strace's line for a wait with no timeout: epoll_wait / epoll_pwait / poll / ppoll with the timeout -1, select /
     # pselect with a NULL timeout, or a socket read left `<unfinished ...>`: the process waits for a peer that may
     # never answer (strace prints the last argument as given; aiohttp#11740)
     _s("log-strace-wait-forever", "strace shows a wait on sockets with no timeout: the process waits for a peer "
        "forever",
-       r"^(?:\[pid\s{0,8}\d{1,10}\] |\d{1,10} )?(?:epoll_p?wait2?\(\d{1,6}, [^\n]{0,600}?, -1"
+       r"^" + _STRACE_PREFIX + r"(?:epoll_p?wait2?\(\d{1,6}, [^\n]{0,600}?, -1"
        r"|p?poll\(\[[^\n]{0,600}?\], \d{1,6}, (?:-1|NULL))(?:\)| <unfinished|, )"
-       r"|^(?:\[pid\s{0,8}\d{1,10}\] |\d{1,10} )?select\(\d{1,6}(?:, [^,\n]{1,300}){3}, NULL(?:\)| <unfinished)"
-       r"|^(?:\[pid\s{0,8}\d{1,10}\] |\d{1,10} )?(?:recvfrom|recvmsg|recv)\(\d{1,6},\s{0,2}<(?:unfinished|detached) \.\.\.>",
+       r"|^" + _STRACE_PREFIX + r"select\(\d{1,6}(?:, [^,\n]{1,300}){3}, NULL(?:\)| <unfinished)"
+       r"|^" + _STRACE_PREFIX + r"(?:recvfrom|recvmsg|recv)\(\d{1,6},\s{0,2}<(?:unfinished|detached) \.\.\.>",
        "https://github.com/aio-libs/aiohttp/issues/11740", flags=0),
     # a supervisor that enforces a memory limit and says so: dask's nanny ("Worker exceeded 95% memory budget.
     # Restarting", distributed/nanny.py), Slurm's step daemon ("slurmstepd: error: Detected 1 oom-kill event(s) in
     # StepId=N.batch cgroup. Some of your processes may have been killed by the cgroup out-of-memory handler."), Ray's
-    # memory monitor ("Task was killed due to the node running low on memory", "OOM kill reason:")
+    # memory monitor ("Task was killed due to the node running low on memory", "OOM kill reason:"), systemd-oomd
+    # ("systemd-oomd[612]: Killed /user.slice/... due to memory pressure for ..."), the kubelet's eviction ("The node was
+    # low on resource: memory. Container x was using 1924152Ki, which exceeds its request of 0.")
     _s("log-memory-limit-kill", "a supervisor killed or restarted a worker over its memory limit (dask's nanny, "
        "Slurm's cgroup, Ray's memory monitor)",
        r"\bexceeded \d{1,3}% memory budget\b|\bDetected \d{1,9} oom-kill event\(s\)|\bkilled by the cgroup out-of-memory "
-       r"handler\b|\bkilled due to the node running low on memory\b|\bfailed due to oom\b|\bOOM kill reason:",
+       r"handler\b|\bkilled due to the node running low on memory\b|\bfailed due to oom\b|\bOOM kill reason:"
+       r"|\bsystemd-oomd\[\d{1,10}\]: Killed\b|\bThe node was low on resource: memory\b",
        "https://github.com/vanheeringen-lab/ANANSE/issues/96"),
     # --- generic last
     _s("log-traceback", "a traceback", r"^Traceback \(most recent call last\)|^\w{0,60}(?:Error|Exception): ",
