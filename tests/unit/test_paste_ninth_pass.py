@@ -169,3 +169,25 @@ def test_more_supervisors_and_the_memory_cgroups_report_line_are_memory_pressure
 def test_strace_killed_by_another_signal_is_no_sigkill() -> None:
     assert "log-killed" not in _line_ids("23085 19:59:55.080196 +++ killed by SIGINT +++")
     assert "log-killed" in _line_ids("+++ killed by SIGKILL +++")
+
+
+# cgroup v2's cpu.stat as the kernel prints it (keys of kernel/cgroup/rstat.c and kernel/sched/core.c)
+CPU_STAT = """\
+$ cat /sys/fs/cgroup/cpu.stat
+usage_usec 81234567
+user_usec 70001234
+system_usec 11233333
+nr_periods 50012
+nr_throttled 43210
+throttled_usec 901234567
+"""
+
+
+def test_a_cpu_limit_below_a_core_or_a_throttled_cgroup_is_cpu_starvation() -> None:
+    assert "log-cpu-limited" in {o.id for o in _diag(CPU_STAT).observations}
+    assert _causes(CPU_STAT)[:1] == ["cpu-starved"]
+    for line in ("The app is currently CPU bound (currently we're at 0.5 vCPUs).", "docker run --cpus=0.5 app",
+                 "resources: limits: cpu: 500m"):
+        assert "log-cpu-limited" in _line_ids(line), line
+    for line in ("nr_throttled 0", "throttled_usec 0", "we have 2.5 CPUs free", "16 vCPUs, 64 GB"):
+        assert "log-cpu-limited" not in _line_ids(line), line

@@ -265,6 +265,7 @@ ROWS: tuple[Row, ...] = (
     Row("crashed-worker", "log-memory-limit-kill", -0.3, "the worker's death has a cause: its memory limit"),
     Row("collective-hang", "told-transport-knob", 0.4, "told: turning one NCCL transport off avoids the hang, so the "
         "collective hung in it"),
+    Row("cpu-starved", "log-cpu-limited", 0.4, "less than a core, or throttled by its cgroup: runnable, waiting for CPU"),
     Row("healthy", "told-output-only-stale", 0.45, "told: the work goes on, only its buffered output lags"),
     Row("cpu-starved", "told-oversubscribed", 0.45, "told: more threads than cores, each waits for a CPU"),
     Row("busy-loop", "told-oversubscribed", -0.2, "the CPU goes to too many threads, not to one loop"),

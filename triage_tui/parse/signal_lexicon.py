@@ -280,6 +280,14 @@ LEXICON: tuple[Signal, ...] = (
        r"handler\b|\bkilled due to the node running low on memory\b|\bfailed due to oom\b|\bOOM kill reason:"
        r"|\bsystemd-oomd\[\d{1,10}\]: Killed\b|\bThe node was low on resource: memory\b",
        "https://github.com/vanheeringen-lab/ANANSE/issues/96"),
+    # a CPU limit below one core, or the cgroup's own count of throttled periods (cpu.stat "nr_throttled 5321",
+    # "throttled_usec ..."; Prometheus' CPUThrottlingHigh; docker --cpus=0.5; a pod's "cpu: 500m"): the work is
+    # runnable and waits for CPU time (ninth pass, 311-data's gunicorn workers on 0.5 vCPU)
+    _s("log-cpu-limited", "a CPU limit below one core, or the cgroup throttled the job's CPU: the work waits for CPU time",
+       r"\bnr_throttled [1-9]\d{0,12}\b|\bthrottled_(?:usec|time) [1-9]\d{0,15}\b|\bCPUThrottlingHigh\b"
+       r"|\bCPU (?:is |was |being )?throttl(?:ed|ing)\b|(?<![\d.])0?\.\d{1,2} ?v?CPUs?\b|--cpus[= ]\"?0?\.\d{1,2}\b"
+       r"|\bcpu: ?\"?[1-9]\d{1,2}m\b",
+       "https://github.com/hackforla/311-data/issues/994"),
     # --- generic last
     _s("log-traceback", "a traceback", r"^Traceback \(most recent call last\)|^\w{0,60}(?:Error|Exception): ",
        "https://github.com/pytorch/pytorch/issues/55571", generic=True, flags=0),
