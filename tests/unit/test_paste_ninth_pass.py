@@ -191,3 +191,11 @@ def test_a_cpu_limit_below_a_core_or_a_throttled_cgroup_is_cpu_starvation() -> N
         assert "log-cpu-limited" in _line_ids(line), line
     for line in ("nr_throttled 0", "throttled_usec 0", "we have 2.5 CPUs free", "16 vCPUs, 64 GB"):
         assert "log-cpu-limited" not in _line_ids(line), line
+
+
+def test_a_memory_figure_that_counts_shared_pages_twice_is_told_healthy() -> None:
+    for words in ("usage_request should probably use PSS instead of RSS. As RSS overestimates due to copy-on-write.",
+                  "the summed RSS double-counts the pages the forked children share with the parent"):
+        assert "told-memory-overcounted" in _told_ids(words), words
+        assert _causes(words)[:1] == ["healthy"], words
+    assert "told-memory-overcounted" not in _told_ids("RSS grows by 2 GB an hour until the OOM killer fires")

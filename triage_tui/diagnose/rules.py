@@ -266,6 +266,9 @@ ROWS: tuple[Row, ...] = (
     Row("collective-hang", "told-transport-knob", 0.4, "told: turning one NCCL transport off avoids the hang, so the "
         "collective hung in it"),
     Row("cpu-starved", "log-cpu-limited", 0.4, "less than a core, or throttled by its cgroup: runnable, waiting for CPU"),
+    Row("healthy", "told-memory-overcounted", 0.45, "told: the memory figure counts shared pages twice; the job is fine"),
+    Row("io-blocked", "told-memory-overcounted", -0.3, "the mapped pages are counted twice, not read slowly"),
+    Row("oom", "told-memory-overcounted", -0.3, "the memory is not really used"),
     Row("healthy", "told-output-only-stale", 0.45, "told: the work goes on, only its buffered output lags"),
     Row("cpu-starved", "told-oversubscribed", 0.45, "told: more threads than cores, each waits for a CPU"),
     Row("busy-loop", "told-oversubscribed", -0.2, "the CPU goes to too many threads, not to one loop"),

@@ -194,6 +194,16 @@ PROSE: tuple[Signal, ...] = (
        r"\b[^\n]{0,160}?\b(?:console|terminal|stdout|output|screen)\b[^\n]{0,40}?\b(?:hasn'?t|has not|doesn'?t|does not"
        r"|didn'?t|did not|never|won'?t)\b[^\n]{0,20}?\b(?:show|shown|print|printed|update|updated|display|displayed)",
        "https://github.com/MIC-DKFZ/nnUNet/issues/2921"),
+    # --- a memory figure that counts pages twice (ninth pass, from the seen sets): RSS summed over forked children
+    # counts each copy-on-write page once per process ("RSS overestimates due to copy-on-write", "PSS is more
+    # accurate"); mmap'd weights counted in RAM and again on the GPU ("double-counted", "misleading"): the job is
+    # fine, the figure is not
+    _p("told-memory-overcounted", "a memory figure that counts shared pages twice, told in words (RSS over forked "
+       "children, mmap'd weights): the memory is not really used",
+       r"\b(?:RSS|memory|SIZE|usage|size)\b[^\n]{0,60}?\b(?:overestimat\w{1,4}|overstat\w{1,4}|over-?count\w{0,4}"
+       r"|double[- ]count\w{0,4}|counted twice)\b|\bcopy[- ]on[- ]write\b[^\n]{0,60}?\bcount\w{0,3}\b"
+       r"|\bPSS\b[^\n]{0,40}?\b(?:more accurate|instead of RSS)\b|\bmmap\w{0,3}\b[^\n]{0,40}?\bdouble[- ]count\w{0,4}",
+       "https://github.com/ipython/ipykernel/issues/935"),
     # --- kernels compiled at the first request (ninth pass): "the first request compiles twelve Triton kernels",
     # "JIT-compiles the kernels": a compile, slow once, not a hang
     _p("log-compiling", "compiling (JIT / CUDA graphs / Triton / autotuning), told in words (kernels compiled)",
