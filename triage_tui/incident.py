@@ -94,6 +94,10 @@ def wants_auto_stacks(moment: Moment) -> bool:
     return any(o.id == "all-idle" for o in moment.diagnosis.observations)
 
 
+RESTART_EVERY_TICK = 10  # a target gone: its specs resolved again every tick for this many ticks,
+RESTART_SLOW_TICKS = 5  # then once in this many (Incident._watch_for_restart)
+
+
 class Incident(MomentTimeline):
     """One incident being watched on one host: an IncidentView over a live Host and the engine."""
 
@@ -118,6 +122,7 @@ class Incident(MomentTimeline):
         self.latest_stacks: Optional[StackCapture] = None
         self.max_timeline = max_timeline
         self._lock = threading.Lock()
+        self._gone_ticks = 0  # ticks since the whole target was seen gone (the restart watch's cadence)
         self.outage = ""  # why the last tick read nothing (the host is unreachable), "" when it read
 
     @property
@@ -153,10 +158,19 @@ class Incident(MomentTimeline):
     def _watch_for_restart(self) -> None:
         """The whole target is gone: resolve its specs again, so that a restart under the same spec
         (a new PID for `name:…`, a new listener on `:PORT`) is watched from the tick it appears.
-        The timeline keeps the last moment of the old one; a PID spec finds nothing new, and that is
-        what it should find."""
+        The timeline keeps the last moment of the old one. Only the specs that can find something new look:
+        PIDs alone find nothing new (that is what they should find), so they never resolve again. A look is
+        the dear machine-wide pass (every process's stat line and command line), so it is made every tick for
+        the first RESTART_EVERY_TICK ticks after the target went (a supervisor's quick restart is watched at
+        once), then once in RESTART_SLOW_TICKS ticks."""
         latest = self.latest
         if latest is None or latest.snapshot.live_pids() or not self.target.specs or self.target.auto_picked:
+            self._gone_ticks = 0
+            return
+        if all(spec.strip().isdecimal() for spec in self.target.specs):
+            return
+        self._gone_ticks += 1
+        if self._gone_ticks > RESTART_EVERY_TICK and self._gone_ticks % RESTART_SLOW_TICKS:
             return
         try:
             found = self.host.resolve(self.target.specs, port=self.options.port)

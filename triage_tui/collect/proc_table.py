@@ -109,6 +109,8 @@ class ProcTable:
     parsed: list[int] = field(default_factory=list)  # PIDs whose line was parsed (new or changed) this pass
     listed: set[int] = field(default_factory=set)  # every PID /proc listed in this pass, read or not
     tick: int = 0  # passes since the first (for the staggered rescans)
+    # schedstat run counts read by the pass (proc_tree.py: single-threaded tree processes), for the rows
+    run_counts: dict[int, int] = field(default_factory=dict)
 
     def parent(self, pid: int) -> Optional[int]:
         stat = self.stats.get(pid)

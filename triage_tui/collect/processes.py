@@ -92,9 +92,10 @@ class ProcessCollector:
         rows: list[ProcessInfo] = []
         samples: dict[int, Sample] = {}
         stats = table.stats if table is not None else {}
+        counts = table.run_counts if table is not None else {}
         extra = extra if extra is not None else {}
         for pid in pids:
-            row, sample = self._collect_one(pid, stats.get(pid), extra.get(pid))
+            row, sample = self._collect_one(pid, stats.get(pid), extra.get(pid), counts.get(pid))
             rows.append(row)
             if sample is not None:
                 samples[pid] = sample
@@ -152,8 +153,9 @@ class ProcessCollector:
                 self._cmdlines[key] = cmdline
         return cmdline
 
-    def _collect_one(self, pid: int, stat: Optional[ProcStat] = None,
-                     extra: Optional[Mapping[str, object]] = None) -> tuple[ProcessInfo, Optional[Sample]]:
+    def _collect_one(self, pid: int, stat: Optional[ProcStat] = None, extra: Optional[Mapping[str, object]] = None,
+                     run_count: Optional[int] = None) -> tuple[ProcessInfo, Optional[Sample]]:
+        """`run_count`: the schedstat count the /proc pass read for this very stat line (proc_tree.py), if it did."""
         base = f"/proc/{pid}"
         now = time.monotonic()
         if stat is None:
@@ -171,10 +173,12 @@ class ProcessCollector:
         status_error: Optional[Unavailable] = None
         ticks = stat.utime + stat.stime
         # read before status: should it run in between, the next tick sees a new count and re-reads
-        run_count = None
-        if stat.num_threads == 1 and stat.state != "Z":
-            run_count = self._run_count(pid, stat.starttime)
-            self.reads["schedstat"] += 1
+        if stat.num_threads != 1 or stat.state == "Z":
+            run_count = None
+        else:
+            if run_count is None:
+                run_count = self._run_count(pid, stat.starttime)
+            self.reads["schedstat"] += 1  # here or in the /proc pass: one read a tick either way
             if (before is not None and before.quiet and before.row is not None and stat is before.stat
                     and run_count is not None and run_count == before.run_count and (extra or None) == before.extra
                     and now > before.at):

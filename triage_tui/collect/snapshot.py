@@ -32,6 +32,7 @@ from .kernel import KernelLogCollector
 from .memory import SmapsReader, collect_cgroup_memory, collect_system_memory, target_memory
 from .ports import PortCollector
 from .proc_table import ProcTable, read_proc_table
+from .proc_tree import TreeFollower
 from .processes import ProcessCollector
 from .targets import tree_pids
 from .waits import WaitCollector, unchanged_since_last
@@ -74,6 +75,7 @@ class SnapshotCollector:
         self.gpus = gpus
         self.join_gpus = join_gpus
         self.processes = ProcessCollector()
+        self.tree = TreeFollower()
         self.smaps = SmapsReader()
         self.kernel = KernelLogCollector()
         self.ports = PortCollector()
@@ -123,11 +125,15 @@ class SnapshotCollector:
         def read_processes() -> tuple[ProcessInfo, ...]:
             processes = self.processes
             roots = frozenset(root.pid for root in target.roots)
-            # another target (re-resolved after a restart): its tree may hold processes that were outside the
-            # last one, so this pass reads every process; then only the tree and the new (proc_table.py)
             same_target, self._roots = roots == self._roots, roots
-            table = self._table = read_proc_table(previous=self._table, held=processes.held,
-                                                  watch=self._tree | roots, skip_known=same_target)
+            # the tree followed down from its roots (proc_tree.py); where the children files cannot be read,
+            # the machine-wide pass: for another target (re-resolved after a restart) every process, since its
+            # tree may hold processes that were outside the last one; then only the tree and the new
+            table = self.tree.follow([root.pid for root in target.roots], self._tree, self._table, processes.held)
+            if table is None:
+                table = read_proc_table(previous=self._table, held=processes.held, watch=self._tree | roots,
+                                        skip_known=same_target)
+            self._table = table
             tables.append(table)
             pids = tree_pids(target, table)
             self._tree = frozenset(pids)
@@ -135,6 +141,9 @@ class SnapshotCollector:
 
         no_processes: tuple[ProcessInfo, ...] = ()
         processes = self._run("processes", statuses, no_processes, read_processes)
+        if self.tree.fallback:  # said where the tree came from: the dearer pass, and why
+            statuses[-1] = dataclasses.replace(statuses[-1], detail="; ".join(
+                part for part in (statuses[-1].detail, self.tree.fallback) if part))
         if self._last is not None:
             # every row last tick's object: last tick's tuple, from here on, so that what is worked out from
             # the rows alone (environments, named ports, log links, the unchanged set) is known by identity

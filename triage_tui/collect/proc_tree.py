@@ -1,0 +1,192 @@
+"""The target's processes found by following its tree down from the roots, not by listing the machine.
+
+Replaces `pstree -p PID` done as `ls /proc` plus every process's stat line: the kernel keeps each thread's
+children, and /proc/PID/task/TID/children (CONFIG_PROC_CHILDREN, Linux 3.5+) prints them. A pass reads the
+stat line of every process of last tick's tree (held fds, held_files.py) and of the roots; the children of a
+process are read again only when it may have new ones:
+
+- it is new to the tree (or its PID now names another process: a new start time): all of its threads';
+- its stat line changed or, single-threaded, its schedstat run count moved: it ran, and only a process that
+  runs can fork (the count is read here once and handed to the process collector, which needs it anyway);
+- its turn in a slow rotation: every process's children are read once in REWALK_TICKS passes (staggered by
+  PID). That bounds what the two signals above can miss: a non-main thread of a multi-threaded process
+  that forked while the group's CPU ticks, faults and state stayed put (the run count is the main thread's),
+  or a child the kernel's list did not show yet (the file is documented as racy while children come and go).
+
+Which processes are in the tree is then decided as the machine-wide pass decided it: from each stat line's
+parent PID, the roots and everything below them (ProcTable.subtree). So a process whose parent exits and
+which the kernel re-parents to PID 1 or a subreaper outside the tree (a double fork, a daemon) leaves the
+tree at the next pass, exactly as before; one re-parented to a subreaper inside the tree stays (its new
+parent is read every pass). Every process of last tick's tree is read again, so no re-parenting needs a walk.
+
+What cannot be followed: a kernel without CONFIG_PROC_CHILDREN, or children files that cannot be read
+(a hardened /proc). Then `follow` returns None with the reason in `fallback`, and the caller reads the
+machine-wide pass instead (proc_table.read_proc_table) and says so in its source status. Pure Python 3.8,
+standard library only (the agent bundle).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Mapping, Sequence
+from typing import Optional
+
+from ..parse.procfs import ProcStat, parse_stat
+from .held_files import HeldProcFiles
+from .proc_table import ProcTable, read_bytes, read_seq_text
+
+_CHUNK = 4096  # a stat or schedstat line is a few hundred bytes (held_files.py reads the same)
+REWALK_TICKS = 10  # every tree process's children are read at least once in this many passes
+CHILDREN_FILE = "children"  # the file's name under /proc/PID/task/TID (a test points it elsewhere)
+
+
+class Unfollowable(Exception):
+    """The children files cannot be read on this node: the machine-wide pass must be used."""
+
+
+class TreeFollower:
+    """Reads the tree below a target's roots, pass after pass (see the module doc)."""
+
+    def __init__(self, proc: str = "/proc") -> None:
+        self.proc = proc
+        self.fallback = ""  # why the tree is not followed ("" while it is): the machine-wide pass is read
+        self.walked = 0  # processes whose children were read, since start (for the tests and the benchmarks)
+
+    def follow(self, roots: Sequence[int], tree: Collection[int], previous: Optional[ProcTable],
+               held: Optional[HeldProcFiles]) -> Optional[ProcTable]:
+        """This pass's table of the tree below `roots`: the stat lines of the roots, of `tree` (last tick's
+        tree) and of every child found by a walk; `previous` the last pass (its unchanged lines keep their
+        ProcStat objects, as read_proc_table keeps them). None when the tree cannot be followed here."""
+        if self.fallback:
+            return None
+        table = ProcTable(tick=previous.tick + 1 if previous is not None else 0)
+        stats = table.stats
+        old_lines = previous.lines if previous is not None else {}
+        old_stats = previous.stats if previous is not None else {}
+        old_counts = previous.run_counts if previous is not None else {}
+        todo = [*roots, *(pid for pid in tree if pid not in roots)]
+        seen: set[int] = set()
+        try:
+            self._walk(todo, seen, table, old_lines, old_stats, old_counts, held)
+        except Unfollowable:
+            return None
+        children = table.children
+        for stat in stats.values():
+            children.setdefault(stat.ppid, []).append(stat.pid)
+        for kids in children.values():
+            kids.sort()
+        return table
+
+    def _walk(self, todo: list[int], seen: set[int], table: ProcTable, old_lines: Mapping[int, bytes],
+              old_stats: Mapping[int, ProcStat], old_counts: Mapping[int, int], held: Optional[HeldProcFiles]) -> None:
+        """Last tick's tree first, through the held fds and nothing else while a process is as it was (one
+        `pread` of each file, no call per read: the loop every tick runs over the whole tree); then everything
+        else (new, changed, gone, not held, the roots, the children a walk found) the general way."""
+        stats, lines, run_counts, tick = table.stats, table.lines, table.run_counts, table.tick
+        fds = held.fds if held is not None else {}
+        pread = os.pread
+        general: list[int] = []
+        preads = 0
+        for pid in todo:
+            old = old_stats.get(pid)
+            held_stat = fds.get((pid, "stat"))
+            if old is None or held_stat is None or held_stat[1] != old.starttime:
+                general.append(pid)
+                continue
+            try:
+                raw = pread(held_stat[0], _CHUNK, 0)
+            except OSError:
+                raw = b""
+            if not raw or raw != old_lines.get(pid):
+                general.append(pid)  # changed or gone: read again and parsed below
+                continue
+            preads += 1
+            count = None
+            if old.num_threads == 1 and old.state != "Z":
+                held_count = fds.get((pid, "schedstat"))
+                if held_count is None or held_count[1] != old.starttime:
+                    general.append(pid)
+                    continue
+                try:
+                    count = int(pread(held_count[0], _CHUNK, 0).split()[2])
+                except (OSError, ValueError, IndexError):
+                    general.append(pid)
+                    continue
+                preads += 1
+                run_counts[pid] = count
+            seen.add(pid)
+            stats[pid] = old
+            lines[pid] = raw
+            if (count is not None and count != old_counts.get(pid)) or (pid + tick) % REWALK_TICKS == 0:
+                general.extend(self._children(pid, old.num_threads))
+        if held is not None:
+            held.preads += preads
+        self._walk_generally(general, seen, table, old_lines, old_stats, old_counts, held)
+
+    def _walk_generally(self, todo: list[int], seen: set[int], table: ProcTable, old_lines: Mapping[int, bytes],
+                        old_stats: Mapping[int, ProcStat], old_counts: Mapping[int, int],
+                        held: Optional[HeldProcFiles]) -> None:
+        stats, lines, parsed, run_counts, tick = table.stats, table.lines, table.parsed, table.run_counts, table.tick
+        while todo:
+            pid = todo.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            old = old_stats.get(pid)
+            try:
+                raw = held.read(pid, old.starttime, "stat") if old is not None and held is not None \
+                    else read_bytes(f"{self.proc}/{pid}/stat")
+            except OSError:
+                continue  # gone, or unreadable: not part of this table (as in the machine-wide pass)
+            changed = old_lines.get(pid) != raw
+            if changed:
+                stat = parse_stat(raw.decode("utf-8", "replace"))
+                if stat is None or stat.pid != pid:
+                    continue
+                if old is not None and stat.starttime != old.starttime:
+                    if held is not None:
+                        held.forget((pid, "stat"))  # a new process under the PID: held next pass under its own start
+                    old = None
+                parsed.append(pid)
+            else:
+                stat = old_stats[pid]
+            stats[pid] = stat
+            lines[pid] = raw
+            count = None
+            if stat.num_threads == 1 and stat.state != "Z" and held is not None:
+                try:
+                    count = int(held.read(pid, stat.starttime, "schedstat").split()[2])
+                    run_counts[pid] = count
+                except (OSError, ValueError, IndexError):
+                    count = None
+            if (old is None or changed or (count is not None and count != old_counts.get(pid))
+                    or (pid + tick) % REWALK_TICKS == 0):
+                todo.extend(self._children(pid, stat.num_threads))
+
+    def _children(self, pid: int, threads: int) -> list[int]:
+        """The children of every thread of `pid` (a process started from a thread is that thread's child).
+        Raises Unfollowable (and sets `fallback`) when a live process's children file cannot be read."""
+        self.walked += 1
+        base = f"{self.proc}/{pid}/task"
+        tids: Sequence[str] = [str(pid)]
+        if threads != 1:
+            try:
+                tids = [t for t in os.listdir(base) if t.isdecimal()]
+            except OSError:
+                return []  # gone since its stat line was read
+        out: list[int] = []
+        for tid in tids:
+            try:
+                raw = read_seq_text(f"{base}/{tid}/{CHILDREN_FILE}")  # a page per read(): read to the end
+            except PermissionError as exc:
+                self._unfollowable(f"{base}/{tid}/{CHILDREN_FILE}: {exc.strerror or 'permission denied'}")
+            except OSError:
+                if os.path.exists(f"{base}/{tid}/stat"):  # the thread is there and its children file is not
+                    self._unfollowable(f"{base}/{tid}/{CHILDREN_FILE} absent (a kernel without CONFIG_PROC_CHILDREN)")
+                continue  # the thread ended between the listing and the read
+            out.extend(int(part) for part in raw.split())
+        return out
+
+    def _unfollowable(self, why: str) -> None:
+        self.fallback = f"machine-wide /proc pass: {why}"
+        raise Unfollowable(self.fallback)
