@@ -25,6 +25,8 @@ from triage_tui.collect.targets import resolve_targets, tree_pids
 from triage_tui.model.options import CollectOptions
 from triage_tui.model.snapshot import Snapshot, Target
 
+from .conftest import settle_asleep
+
 CONTROLLER = r'''
 import ctypes, json, os, signal, subprocess, sys, threading
 
@@ -138,6 +140,7 @@ def test_a_child_forked_after_the_first_look_is_found_at_the_next_tick(controlle
     collector = SnapshotCollector()
     try:
         target = resolve_targets([str(controller.pid)])
+        settle_asleep([controller.pid])  # blocked reading its next command: it runs no more until it gets one
         assert _pids(_tick(collector, target)) == {controller.pid}
         walked = collector.tree.walked
         _tick(collector, target)
