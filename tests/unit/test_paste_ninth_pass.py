@@ -199,3 +199,13 @@ def test_a_memory_figure_that_counts_shared_pages_twice_is_told_healthy() -> Non
         assert "told-memory-overcounted" in _told_ids(words), words
         assert _causes(words)[:1] == ["healthy"], words
     assert "told-memory-overcounted" not in _told_ids("RSS grows by 2 GB an hour until the OOM killer fires")
+
+
+def test_a_hang_that_another_kernel_implementation_avoids_is_a_gpu_kernel_hang() -> None:
+    for words in ("The workaround for now is using triton kernel for the prefill: --gdn-prefill-backend triton",
+                  "It no longer hangs with VLLM_ATTENTION_BACKEND=XFORMERS"):
+        assert "told-kernel-swap" in _told_ids(words), words
+        assert _causes(words)[:1] == ["gpu-hang"], words
+    # a backend that is no GPU kernel (the executor), or a kernel named without a fix
+    assert "told-kernel-swap" not in _told_ids("it works with --distributed-executor-backend ray")
+    assert "told-kernel-swap" not in _told_ids("we use the triton backend for the prefill")

@@ -269,6 +269,7 @@ ROWS: tuple[Row, ...] = (
     Row("healthy", "told-memory-overcounted", 0.45, "told: the memory figure counts shared pages twice; the job is fine"),
     Row("io-blocked", "told-memory-overcounted", -0.3, "the mapped pages are counted twice, not read slowly"),
     Row("oom", "told-memory-overcounted", -0.3, "the memory is not really used"),
+    Row("gpu-hang", "told-kernel-swap", 0.35, "told: another implementation of the kernel avoids the hang"),
     Row("healthy", "told-output-only-stale", 0.45, "told: the work goes on, only its buffered output lags"),
     Row("cpu-starved", "told-oversubscribed", 0.45, "told: more threads than cores, each waits for a CPU"),
     Row("busy-loop", "told-oversubscribed", -0.2, "the CPU goes to too many threads, not to one loop"),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from .signal_lexicon import HEDGE, Signal
 
@@ -181,6 +182,16 @@ PROSE: tuple[Signal, ...] = (
        r"[^\n]{0,120}?\b(?:works?|worked|fix(?:es|ed)?|resolves?|resolved|solves?|solved|avoids?|avoided|not reproduc\w{0,3}"
        r"|goes away|went away|disappears?)\b",
        "https://github.com/NVIDIA/nccl/issues/2079"),
+    # --- a hang that another implementation of the GPU kernel avoids (ninth pass): "the workaround is using triton
+    # kernel for the prefill: --gdn-prefill-backend triton", "works with VLLM_ATTENTION_BACKEND=XFORMERS": the kernel
+    # that was swapped out is the one that never finished
+    _p("told-kernel-swap", "a hang that goes away with another implementation of a GPU kernel, told in words: the kernel "
+       "swapped out is the one that never finished",
+       r"\b(?:workaround|work-around|works?|worked|fix(?:es|ed)?|avoids?|avoided|resolves?|resolved|solves?|solved|goes "
+       r"away|no longer hangs)\b[^\n]{0,80}?(?:\b(?:using|use|switch(?:ing)? to|with)\b[^\n]{0,20}?\b(?:triton|flashinfer"
+       r"|flash[-_ ]?attn|xformers|sdpa|cutlass)\b[^\n]{0,20}?\b(?:kernels?|backend)\b|--[\w-]{0,30}(?:attention|attn|prefill"
+       r"|decode|moe|gemm|sampling|kernel)[\w-]{0,20}backend[= ]\w{1,20}|\bVLLM_ATTENTION_BACKEND=\w{1,20})",
+       "https://github.com/flashinfer-ai/flashinfer/issues/3986"),
     # --- a healthy job whose output does not show (ninth pass, from the seen sets cases .. cases-8): a program's
     # stdout to a file or a pipe (a Slurm job, nohup, a container) is block-buffered, so a job that runs shows
     # nothing for hours; told as "it works when I run it directly, but as a job it outputs nothing", or "training
@@ -214,16 +225,21 @@ PROSE: tuple[Signal, ...] = (
 IDS = tuple(dict.fromkeys(s.id for s in PROSE))
 
 
-def scan_told(line: str) -> list[Signal]:
-    """The prose rows a line (or a paragraph read as one line) carries: one per id; a statement row not on a line
-    that supposes."""
+@lru_cache(maxsize=1024)  # a pasted line repeated thousands of times is read once (bounded, like scan_line's)
+def _told_rows(line: str) -> tuple[Signal, ...]:
     hits: dict[str, Signal] = {}
     for s in PROSE:
         if s.id not in hits and s.pattern.search(line):
             hits[s.id] = s
     if any(s.stated for s in hits.values()) and HEDGE.search(line):
-        return [s for s in hits.values() if not s.stated]
-    return list(hits.values())
+        return tuple(s for s in hits.values() if not s.stated)
+    return tuple(hits.values())
+
+
+def scan_told(line: str) -> list[Signal]:
+    """The prose rows a line (or a paragraph read as one line) carries: one per id; a statement row not on a line
+    that supposes."""
+    return list(_told_rows(line))
 
 
 def told_in(numbered: Sequence[tuple[int, str]], paragraph: bool) -> list[tuple[int, str, Signal]]:
@@ -238,6 +254,7 @@ def told_in(numbered: Sequence[tuple[int, str]], paragraph: bool) -> list[tuple[
                 found.setdefault(s.id, (no, line, s))
         return sorted(found.values(), key=lambda hit: hit[0])
     i = 0
+    windows: set[str] = set()
     while i < len(numbered) - 1:
         starts: list[tuple[int, int]] = []
         pieces: list[str] = []
@@ -249,6 +266,10 @@ def told_in(numbered: Sequence[tuple[int, str]], paragraph: bool) -> list[tuple[
             at += len(piece) + 1
             j += 1
         joined = " ".join(pieces)
+        if joined in windows:  # the same lines again (a repeated line): every row it carries was found already
+            i = max(j - 1, i + 1)
+            continue
+        windows.add(joined)
         for s in PROSE:
             if s.id in found:
                 continue

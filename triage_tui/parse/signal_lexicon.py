@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -297,17 +298,31 @@ LEXICON: tuple[Signal, ...] = (
 IDS = tuple(dict.fromkeys(s.id for s in LEXICON))
 
 
-def scan_line(line: str) -> list[Signal]:
-    """The rows a line carries: every specific one, else the first generic one; a statement row not on a line that
-    lists possible causes."""
-    text = line.strip()
+# Pastes and log tails repeat lines (a warning printed every second, a line pasted 5,000 times): a line's rows are a
+# function of its text, so each distinct line is scanned once. Bounded: at most this many lines of at most MAX_LINE
+# characters are remembered.
+_CACHED_LINES = 1024
+
+
+@lru_cache(maxsize=_CACHED_LINES)
+def _rows_of(text: str) -> tuple[Signal, ...]:
     hits = [s for s in LEXICON if s.pattern.search(text)]
     if any(s.stated for s in hits) and HEDGE.search(text):
         hits = [s for s in hits if not s.stated]
     specific = [s for s in hits if not s.generic]
-    return specific or hits[:1]
+    return tuple(specific or hits[:1])
+
+
+def scan_line(line: str) -> list[Signal]:
+    """The rows a line carries: every specific one, else the first generic one; a statement row not on a line that
+    lists possible causes."""
+    return list(_rows_of(line.strip()))
+
+
+@lru_cache(maxsize=_CACHED_LINES)
+def _any_row(text: str) -> bool:
+    return any(s.pattern.search(text) for s in LEXICON if not s.generic)
 
 
 def matches_any(line: str) -> bool:
-    text = line.strip()
-    return any(s.pattern.search(text) for s in LEXICON if not s.generic)
+    return _any_row(line.strip())
