@@ -40,6 +40,8 @@ class DiagnosisEngine:
         self._idle = IdleRuns()
         self._idle_stale = False
         self._idle_since: dict[int, float] = {}  # the last Diagnosis's idle_since (shared while unchanged)
+        self._observations: tuple[Observation, ...] = ()  # the last Diagnosis's: their unchanged parts are shared
+        self._hypotheses: tuple[Hypothesis, ...] = ()
 
     def _idle_figures(self, snapshot: Snapshot) -> Optional[dict[int, Optional[float]]]:
         """idle_seconds of every process of `snapshot` from the runs, then `snapshot` joins them.
@@ -67,20 +69,23 @@ class DiagnosisEngine:
             if self._stacks is None or stacks.taken_at > self._stacks.taken_at:
                 self._previous_stacks, self._stacks = self._stacks, stacks
         idle_of = self._idle_figures(snapshot)
-        observations = observe(list(self.history), self._stacks, self.thresholds, self._previous_stacks, idle_of)
-        hypotheses = evaluate(observations)
+        observations = shared_observations(
+            observe(list(self.history), self._stacks, self.thresholds, self._previous_stacks, idle_of), self._observations)
+        hypotheses = shared_hypotheses(evaluate(observations), self._hypotheses)
+        self._observations, self._hypotheses = observations, hypotheses
         changes = tuple(self._changes(snapshot.taken_at, hypotheses))
         self.changelog.extend(changes)
         idle_s = idle_of if idle_of is not None else {
             p.pid: idle_seconds(list(self.history), p.pid, self.thresholds) for p in snapshot.processes}
-        idle_since = idle_periods(idle_s, snapshot.taken_at)
+        idle_since = carried_idle_since(idle_periods(idle_s, snapshot.taken_at), self._idle_since,
+                                        self.history[0].taken_at)
         if idle_since == self._idle_since:
             # the same figures as last tick (a quiet tree: since when each process idles does not move):
             # the same dict, so a long timeline holds one copy and the recorder's diff is an identity check
             # (a new dict of 1,000 floats a tick was ~100 KB a refresh, kept for each of 2,000 Moments)
             idle_since = self._idle_since
         self._idle_since = idle_since
-        return Diagnosis(tuple(observations), hypotheses, changes, idle_since, self.thresholds.idle_after_s)
+        return Diagnosis(observations, hypotheses, changes, idle_since, self.thresholds.idle_after_s)
 
     def _changes(self, at: float, hypotheses: Sequence[Hypothesis]) -> list[str]:
         """One line per hypothesis whose status moved: `12:01:07 deadlock possible → likely: why`."""
@@ -101,6 +106,64 @@ def idle_periods(idle_of: Mapping[int, Optional[float]], at: float) -> dict[int,
     idle rate, no bytes read); processes that just worked are left out. The Processes pane shows
     these, and marks idle those idle for Diagnosis.idle_after_s or more: the rule all-idle uses."""
     return {pid: round(at - secs, 3) for pid, secs in idle_of.items() if secs is not None}
+
+
+def carried_idle_since(idle_since: dict[int, float], before: Mapping[int, float], oldest_at: float) -> dict[int, float]:
+    """`idle_since` with the figures the history's trimming moved kept where they were.
+
+    A process idle through the whole history is "idle since" its oldest snapshot; once the history is
+    full that snapshot is dropped every tick, so the figure would move with it, a new dict of every
+    process a tick (~100 KB at 1,000 processes, held by every Moment after the first 300 s; and a delta
+    of every row in the record). It was idle at the last update since `before[pid]`, and it has stayed
+    idle through the history that reaches back past that update: idle since then, as the last Diagnosis
+    said (the figure the history alone would give is only where the history now begins)."""
+    oldest = round(oldest_at, 3)
+    carried: Optional[dict[int, float]] = None
+    for pid, since in idle_since.items():
+        if since <= oldest + 0.002:  # capped at the history's start (rounded as idle_periods rounds)
+            earlier = before.get(pid)
+            if earlier is not None and earlier < since:
+                if carried is None:
+                    carried = dict(idle_since)
+                carried[pid] = earlier
+    return carried if carried is not None else idle_since
+
+
+def shared_observations(observations: Sequence[Observation], before: Sequence[Observation]) -> tuple[Observation, ...]:
+    """The observations, each holding the last update's PIDs, figures and text where they are the same.
+
+    Every tick's observations are new (their `at` moves), but on a quiet tree what they say is not:
+    "1,000 live processes" holds a tuple of 1,000 PIDs (8 KB), two such a tick, held by every Moment of
+    the timeline. The same id in the same order is matched (an id may occur more than once)."""
+    by_key: dict[tuple[str, int], Observation] = {}
+    seen: dict[str, int] = {}
+    for o in before:
+        n = seen.get(o.id, 0)
+        seen[o.id] = n + 1
+        by_key[(o.id, n)] = o
+    seen.clear()
+    out = []
+    for o in observations:
+        n = seen.get(o.id, 0)
+        seen[o.id] = n + 1
+        old = by_key.get((o.id, n))
+        if old is not None and (old.pids is not o.pids or old.figures is not o.figures or old.text is not o.text):
+            pids = old.pids if old.pids == o.pids else o.pids
+            figures = old.figures if old.figures == o.figures else o.figures
+            text = old.text if old.text == o.text else o.text
+            if pids is not o.pids or figures is not o.figures or text is not o.text:
+                o = dataclasses.replace(o, pids=pids, figures=figures, text=text)
+        out.append(o)
+    return tuple(out)
+
+
+def shared_hypotheses(hypotheses: Sequence[Hypothesis], before: Sequence[Hypothesis]) -> tuple[Hypothesis, ...]:
+    """The hypotheses, each the last update's object where it is equal to it (most are, tick after tick:
+    21 hypotheses and their evidence rows were ~7 KB a tick kept by every Moment)."""
+    by_id = {h.id: h for h in before}
+    out = tuple(old if (old := by_id.get(h.id)) is not None and old == h else h for h in hypotheses)
+    # all of them the last update's, in its order: its very tuple (a face tells an unchanged verdict by identity)
+    return tuple(before) if len(out) == len(before) and all(a is b for a, b in zip(out, before)) else out
 
 
 def observe(history: Sequence[Snapshot], stacks: Optional[StackCapture] = None,
