@@ -102,6 +102,7 @@ class Incident(MomentTimeline):
     """One incident being watched on one host: an IncidentView over a live Host and the engine."""
 
     replay = False
+    thin = True  # the quiet past of a long watch is thinned (model/timeline_thinning.py); the record has it all
 
     def __init__(
         self,

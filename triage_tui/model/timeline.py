@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .moment import Moment
+from .timeline_thinning import appended
 
 
 class MomentTimeline:
@@ -13,16 +14,18 @@ class MomentTimeline:
     timeline. The changelog is never trimmed with the timeline (it is the whole incident's story)."""
 
     max_timeline: Optional[int] = None  # None: keep every Moment (a replay holds what was recorded anyway)
+    thin = False  # a live watch thins its quiet past (timeline_thinning.py); a replay shows every Moment recorded
 
     def __init__(self) -> None:
         self._timeline: tuple[Moment, ...] = ()
         self._changelog: tuple[str, ...] = ()
 
     def _append(self, moment: Moment) -> None:
-        timeline = self._timeline + (moment,)
-        if self.max_timeline is not None:
-            timeline = timeline[-self.max_timeline:]
-        self._timeline = timeline
+        if self.thin:
+            self._timeline = appended(self._timeline, moment, self.max_timeline)
+        else:
+            timeline = self._timeline + (moment,)
+            self._timeline = timeline[-self.max_timeline:] if self.max_timeline is not None else timeline
         self._changelog += moment.diagnosis.changes
 
     @property

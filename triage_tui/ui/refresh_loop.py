@@ -15,6 +15,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from ..incident import HostOutage, IncidentView, OpeningFailed, wants_auto_stacks
 from ..model.moment import Moment
+from ..model.timeline_thinning import appended
 from .messages import MomentReady, OpenFailed, TickFailed
 from .workers import Cancelled, call_cancellable
 
@@ -41,6 +42,7 @@ class RefreshLoop(_AppBase):
     timeline: tuple[Moment, ...]
     changelog: tuple[str, ...]
     view_at: Optional[float]
+    _last_jump: Optional[tuple[Optional[float], Optional[float], int]]  # (from, to, seconds): looking_back.py
     auto_stacks: bool
     _auto_capture: bool
     opening_failure: Optional[OpeningFailed]
@@ -94,7 +96,12 @@ class RefreshLoop(_AppBase):
         self.last_error = ""
         moment = message.moment
         if not self.timeline or moment is not self.timeline[-1]:  # a finished replay serves its last one again
-            self.timeline = (self.timeline + (moment,))[-MAX_TIMELINE:]
+            if self.incident.replay:  # a replay shows every Moment recorded
+                self.timeline = (self.timeline + (moment,))[-MAX_TIMELINE:]
+            else:  # the quiet past thinned as the Incident thins it, never the Moment on screen or the jump back to
+                jump = self._last_jump
+                keep = {t for t in (self.view_at, jump[0] if jump else None) if t is not None}
+                self.timeline = appended(self.timeline, moment, MAX_TIMELINE, keep)
             self.changelog += moment.diagnosis.changes
         if self.auto_stacks and wants_auto_stacks(moment):
             self.auto_stacks = False  # once: py-spy pauses the target, so it is never repeated unasked
