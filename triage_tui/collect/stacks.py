@@ -27,12 +27,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
 from ..model.options import StackOptions
-from ..model.stacks import ProcessStacks, StackCapture
+from ..model.stacks import ProcessStacks, StackCapture, ThreadStack
 from ..model.unavailable import Unavailable
 from ..parse.pyspy_json import parse_pyspy_json
 from .executables import trusted_which
@@ -237,6 +237,9 @@ def _capture_one(
     if pyspy is None:
         return done(kernel_process_stacks(pid, name=name, error=Unavailable(
             "py-spy not found on PATH or next to this Python", "pip install py-spy")))
+    # the kernel's view of each thread is read before py-spy attaches: the attach interrupts every thread's wait,
+    # and a thread read just after the detach, on its way back into its futex, shows R (seen under load in CI)
+    undisturbed = _kernel_threads(pid)
     if attached is not None:
         attached.add(pid)  # from here a stop may be py-spy's doing, and so ours to undo
     try:
@@ -263,14 +266,25 @@ def _capture_one(
         return done(kernel_process_stacks(pid, name=name, error=Unavailable(
             f"py-spy exited 0 but printed no stack for PID {pid}",
             f"the kernel view is shown; check the py-spy that ran ({pyspy} --version)")))
-    return done(_with_kernel_fields(own))
+    return done(_with_kernel_fields(own, undisturbed))
 
 
-def _with_kernel_fields(process: ProcessStacks) -> ProcessStacks:
-    """py-spy's threads with the kernel's state and wait channel beside them (a `D` thread says a lot)."""
+def _kernel_threads(pid: int) -> dict[int, ThreadStack]:
+    """Every thread of PID as the kernel sees it now (empty when the task list cannot be read)."""
+    try:
+        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task") if t.isdecimal()]
+    except OSError:
+        return {}
+    seen = {tid: kernel_thread(pid, tid) for tid in tids}
+    return {tid: t for tid, t in seen.items() if t is not None}
+
+
+def _with_kernel_fields(process: ProcessStacks, before: Mapping[int, ThreadStack]) -> ProcessStacks:
+    """py-spy's threads with the kernel's state and wait channel beside them (a `D` thread says a lot), as read
+    before the attach (`before`); a thread started meanwhile is read now."""
     threads = []
     for thread in process.threads:
-        seen = kernel_thread(process.pid, thread.tid)
+        seen = before.get(thread.tid) or kernel_thread(process.pid, thread.tid)
         if seen is not None:
             thread = dataclasses.replace(
                 thread, kernel_state=seen.kernel_state, kernel_wchan=seen.kernel_wchan,
