@@ -9,6 +9,7 @@ rule-out row that fires sets the status to "ruled out" with its reason.
 from __future__ import annotations
 
 from .rule_types import FINDING_CAP, NEEDS_CAP, Row, RuleOut, Spec
+from .breadth_rows import BREADTH_ROWS
 from .signal_rows import SIGNAL_ROWS
 
 __all__ = ["CATALOGUE", "FINDING_CAP", "NEEDS_CAP", "ROWS", "RULE_OUTS", "Row", "RuleOut", "Spec"]
@@ -339,6 +340,7 @@ ROWS: tuple[Row, ...] = (
     Row("healthy", "d-state-faults", -0.3),
     Row("healthy", "busy-process & !port-answering", -0.1),
     *SIGNAL_ROWS,
+    *BREADTH_ROWS,
     # rss-illusion (finding)
     Row("rss-illusion", "rss-illusion", 0.8),
 )

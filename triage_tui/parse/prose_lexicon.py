@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from .prose_breadth import BREADTH
 from .signal_lexicon import HEDGE, Signal
 
 # a paragraph read as one line is cut here (a prose paragraph is far shorter; a pasted blob is not prose)
@@ -221,6 +222,9 @@ PROSE: tuple[Signal, ...] = (
        r"\b(?:JIT[- ])?compil(?:es|ing|ed)\b[^\n]{0,30}?\b(?:triton|cuda|jit|gpu)\b[^\n]{0,10}?\bkernels?\b",
        "https://github.com/syv-ai/qwen38-27b-rtx3090/issues/155"),
 )
+
+# the weak rows of the breadth lexicon (prose_breadth.py) are read after the precise ones, by the same machinery
+PROSE = PROSE + BREADTH
 
 IDS = tuple(dict.fromkeys(s.id for s in PROSE))
 

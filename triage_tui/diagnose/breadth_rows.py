@@ -1,0 +1,27 @@
+"""The rule rows of the breadth lexicon (parse/prose_breadth.py): a mechanism's common words told in a paste, each
+worth little (0.2), so a precise reader (a tool's output, a precise wording) still decides wherever one fires, and a
+paste that tells only the mechanism's words ranks its cause instead of none. Each row's text starts "told:" and
+quotes the kind of words: evidence that someone wrote it, not that a program printed it.
+
+The tenth pass (issue 15) wrote them from the seen sets (tests/corpus/cases .. cases-9) and the tools' documentation;
+the README's #15 section gives, per row, the seen cases and projects it fires on and its leave-one-set-out figure.
+"""
+
+from __future__ import annotations
+
+from .rule_types import Row
+
+WEAK = 0.2
+
+BREADTH_ROWS: tuple[Row, ...] = (
+    Row("io-blocked", "told-word-io", WEAK, "told: a word for storage as where it waits (network / slow drive, "
+        "uninterruptible sleep, local disk cured it)"),
+    Row("busy-loop", "told-word-spin & !told-word-fork", WEAK, "told: the CPU pegged (spins, burns, at 100 %) without progress"),
+    Row("compiling", "told-word-compile", WEAK, "told: a compile's words (PTX JIT, autotune, a first run slow)"),
+    Row("stopped", "told-word-stopped", WEAK, "told: a stop's words (SIGSTOP, SIGCONT, left stopped)"),
+    Row("gpu-hang", "told-word-gpu-kernel", WEAK, "told: a kernel that never finishes (__syncthreads(), a sync that "
+        "hangs)"),
+    Row("event-never-fires", "told-word-event", WEAK, "told: an event cleared or never set, a wait on a future's result()"),
+    Row("fork-inherited-lock", "told-word-fork", WEAK, "told: the program forks (a forked child inherits the locks its "
+        "parent's threads held)"),
+)

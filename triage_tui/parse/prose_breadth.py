@@ -1,0 +1,105 @@
+"""The breadth lexicon: the common words of each mechanism as people write them, one weak row per mechanism.
+
+The prose lexicon (prose_lexicon.py) holds precise wordings, most learned from one seen case each; on fresh text
+they rarely fire, and a fresh paste most often ranks no cause at all (cases-9: 18 of its 21 misses). The rows here
+are the opposite trade: the words and figures a mechanism is commonly told with in any project ("D state",
+"uninterruptible", "pegs the CPU", "PTX JIT", "SIGCONT", "__syncthreads", "the event is cleared"), each read by a
+rule row of small weight (diagnose/breadth_rows.py), so a precise reader still wins wherever one fires and a paste
+that tells only the mechanism's words gets it ranked instead of nothing.
+
+Each row names its source: a seen case (tests/corpus/cases .. cases-9) or the tool's documentation whose words it
+uses. Read with the prose lexicon's machinery (each line alone, then each paragraph as one line); patterns are
+linear: bounded gaps, alternations of literals.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .signal_lexicon import Signal
+
+
+def _w(oid: str, means: str, pattern: str, source: str, flags: int = re.I) -> Signal:
+    return Signal(oid, means, re.compile(pattern, flags), source, False, False)
+
+
+_STUCK = (r"\b(?:hangs?|hanging|hung|stuck|freez(?:es|ing)|froze|frozen|blocks?|blocked|blocking|stalls?|stalled"
+          r"|waits?|waiting|never returns?)\b")
+
+BREADTH: tuple[Signal, ...] = (
+    # --- blocked I/O: the kernel's own word for the wait, and storage named as where it waits. ps(1) "PROCESS STATE
+    # CODES": "D uninterruptible sleep (usually IO)"; a paste says the data sits on a network or slow drive and that
+    # moving it to a local disk cured it
+    _w("told-word-io", "storage told as where the job waits (a network or slow drive, local disk cures it, I/O wait)",
+       r"\b(?:network|shared|remote|mounted|slow|bad|dedicated storage) (?:drive|disk|storage|file ?system|share|mount)\b"
+       r"[^\n]{0,160}?" + _STUCK +
+       r"|" + _STUCK + r"[^\n]{0,160}?\b(?:network|shared|remote|mounted|slow|bad) (?:drive|disk|storage|file ?system"
+       r"|share|mount)\b"
+       r"|\b(?:mov(?:e|ed|ing)|cop(?:y|ied|ying))\b[^\n]{0,80}?\bto (?:a |the )?local (?:drive|disk|ssd|nvme|storage)\b"
+       r"|\b(?:io ?wait|I/O wait|waiting (?:for|on) (?:disk|I/O|IO)\b)|\buninterruptible sleep\b",
+       "https://man7.org/linux/man-pages/man1/ps.1.html (PROCESS STATE CODES: D); "
+       "https://github.com/BVLC/caffe/issues/6020"),
+    # --- a busy loop: the CPU told as pegged by something that does not progress (top's %CPU at 100 of a core)
+    _w("told-word-spin", "the CPU told as pegged (spins, burns, 100 % of a core) while nothing progresses",
+       r"\b(?:spins?|spinning|pegs?|pegged|pegging|burns?|burning|maxe[sd](?: out)?|maxing(?: out)?|eats?|eating|hogs?"
+       r"|hogging)\b[^\n]{0,16}?\b(?:cpu|cores?)\b|\bbusy[- ]spin(?:s|ning)?\b|\bcpu\b[^\n]{0,12}?\b(?:pegged|maxed(?: out)?|spinning|spins)\b"
+       r"|\b(?:process|thread|child|worker)\b[^\n]{0,30}?\bat 100 ?%|\bat 100 ?% (?:cpu|of a core)\b"
+       r"|\breturns? immediately\b[^\n]{0,120}?\bloop\b|\bnever (?:gets|breaks) out of (?:that |the )?loop\b",
+       "https://github.com/sahlberg/libiscsi/issues/241; https://github.com/Aetherinox/aetherinox/issues/1517 "
+       "(cases-8)"),
+    # --- a compile: the CUDA driver JIT-compiling PTX, autotuning, a compute cache (CUDA C Programming Guide,
+    # "Just-in-Time Compilation": PTX is compiled by the driver at load time and cached in the compute cache)
+    _w("told-word-compile", "a compile told in words (PTX JIT by the driver, autotuning, a compute / kernel cache)",
+       r"\bPTX\b[^\n]{0,60}?\b(?:compil\w{0,6}|JIT)\b|\b(?:compil\w{0,6}|JIT)\b[^\n]{0,40}?\bPTX\b|\bJIT[- ]?compil\w{0,6}"
+       r"|\bautotun(?:e|es|ed|ing)\b|\bCUDA_CACHE_\w{2,12}|\bcompute cache\b|\b(?:kernel|compile|inductor|triton) cache\b"
+       r"[^\n]{0,60}?\b(?:warm|cold|empty|cleared|populated)\b",
+       "https://docs.nvidia.com/cuda/cuda-c-programming-guide/ (Just-in-Time Compilation); "
+       "https://github.com/tensorflow/tensorflow/issues/39052"),
+    # a first call slow, the next ones fast: what a compile cache does (the driver's compute cache, Triton's and
+    # inductor's caches): "the first request took 25 s and the identical repeat 11 s", "every first time I start a
+    # session it needs 1-3 minutes"
+    _w("told-word-compile", "a first run told as slow with a figure (a compile whose cache warms: later runs are fast)",
+       r"\bfirst (?:time|run|start|call|request|step|iteration|epoch|batch|inference|forward)\b[^\n]{0,60}?\b(?:takes?"
+       r"|took|needs?|needed|lasts?|lasted|costs?)\b[^\n]{0,20}?\b\d{1,4}(?:[-\u2013]\d{1,4})? ?(?:s|secs?|seconds?"
+       r"|min(?:ute)?s?|hours?)\b",
+       "https://github.com/syv-ai/qwen38-27b-rtx3090/issues/155 (cases-8); "
+       "https://github.com/tensorflow/tensorflow/issues/22043"),
+    # --- stopped: the job-control words (signal(7): SIGSTOP, SIGTSTP stop; SIGCONT continues), ps's "T" state, a
+    # debugger that detached and left it stopped
+    _w("told-word-stopped", "a process told as stopped (SIGSTOP / SIGTSTP, SIGCONT resumes it, state T, a debugger "
+       "left it stopped)",
+       r"\bSIG(?:STOP|TSTP)\b|\bSIGCONT\b|\bkill -(?:CONT|STOP|18|19)\b|\b(?:stays?|stayed|remains?|remained|remaining"
+       r"|left|leaves?|is|was|still) (?:in (?:the|a) )?stopped(?: state)?\b(?! (?:working|responding|printing|logging"
+       r"|at|after|when|with|because))|\bstop reason = signal\b|\bstate\W{1,3}T\b|\bT \(stopped\)",
+       "https://man7.org/linux/man-pages/man7/signal.7.html; https://github.com/rwth-i6/sisyphus/issues/176"),
+    # --- a GPU kernel that never finishes: a barrier in divergent code (CUDA Programming Guide: __syncthreads() in
+    # conditional code only if the condition evaluates the same across the block), a kernel told as never finishing,
+    # a device sync that never returns
+    _w("told-word-gpu-kernel", "a GPU kernel told as never finishing (a __syncthreads() some threads never reach, a "
+       "kernel or device sync that hangs)",
+       r"__syncthreads\(\)|\bkernel\b[^\n]{0,40}?\bnever (?:finish|complet|return|terminat|end)\w{0,3}"
+       r"|\b(?:blocking|blocks|waits?|waiting) on kernel completion\b|\b(?:GPU|device) (?:to )?hangs?\b"
+       r"|\b(?:cudaDeviceSynchronize|cudaStreamSynchronize|cuda\.synchronize|cuCtxSynchronize)\b[^\n]{0,60}?"
+       + _STUCK,
+       "https://docs.nvidia.com/cuda/cuda-c-programming-guide/ (__syncthreads); "
+       "https://github.com/tile-ai/tilelang/issues/1026"),
+    # --- a wait for a completion nobody delivers: an event cleared or never set, a future whose result() blocks
+    # (asyncio.Event: wait() blocks until set(); clear() resets it)
+    _w("told-word-event", "an event, flag or future told as never set, cleared before the waiter saw it, or blocking "
+       "its waiter",
+       r"(?<![A-Za-z])(?:event|flag|condition|future|promise)\w{0,10}`?[^\n]{0,40}?\b(?:(?:is |was |gets |got )?never (?:set|fired"
+       r"|signal(?:l?ed)?|resolved|notified)|(?:is |was )?already cleared|clears?|cleared|(?:is|was) not set)\b"
+       r"|\bnever (?:marked|set|flagged) (?:as )?(?:done|complete|completed|finished|resolved)\b"
+       # a wait on a future's result: concurrent.futures.Future.result() blocks until the future is done
+       r"|\.result\(\)",
+       "https://docs.python.org/3/library/asyncio-sync.html#asyncio.Event; "
+       "https://docs.python.org/3/library/concurrent.futures.html#concurrent.futures.Future.result; "
+       "https://github.com/encode/uvicorn/issues/748"),
+    # --- a lock inherited across fork: fork(2) named as what the program does (fork(2): the child has one thread,
+    # the one that called fork; a mutex another thread held stays locked in the child for ever). The precise rows
+    # (prose_lexicon.py) need the lock told too; this one needs only the fork named as the mechanism
+    _w("told-word-fork", "fork told as what the program does (the child of a threaded parent inherits its held locks)",
+       r"\b(?:unix|posix|os\.|with|after|without|across|plain|raw) ?fork\b(?! of\b)|\bfork\(\)|\bforked\b(?! (?:repo|version"
+       r"|branch|project|from))|\bfork \(without exec\)|\bpthread_atfork\b",
+       "https://man7.org/linux/man-pages/man2/fork.2.html; https://github.com/xianyi/OpenBLAS/issues/294 (cases-8)"),
+)
