@@ -83,7 +83,7 @@ def _add_watch_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_record_args(p: argparse.ArgumentParser) -> None:
-    from .record.recorder import RETENTION_TEXT
+    from .record.retention import RETENTION_TEXT  # not the recorder: it imports the model and its codec
 
     p.add_argument(
         "--record", metavar="FILE|DIR/",
@@ -224,6 +224,9 @@ def _nodes(args: argparse.Namespace) -> Optional[str]:
     """Expand --ssh lists and ranges into `args.nodes`; `args.ssh` stays the one destination of a
     single-node run (None for a job). Returns the problem with the list, or None."""
     if not hasattr(args, "ssh_specs"):
+        return None
+    if not args.ssh_specs:  # no --ssh: nothing to expand (and the node-list parser not imported before the app)
+        args.nodes, args.ssh = [], None
         return None
     from .host.node_list import NodeListError, nodes_from
 

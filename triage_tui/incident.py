@@ -13,7 +13,6 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Optional, Protocol
 
-from .diagnose.stack_groups import compare_captures
 from .host.base import CollectOptions, Host, StackOptions
 from .model.mappings import FileMapping
 from .model.moment import Moment
@@ -186,6 +185,7 @@ class Incident(MomentTimeline):
         """Capture stacks of `pids` (default: the whole target) and keep it as the latest capture."""
         chosen = tuple(pids) if pids else self.target_pids()
         capture = self.host.capture_stacks(chosen, options)
+        from .diagnose.stack_groups import compare_captures  # not before the app's first frame: only with stacks
         earlier = self.latest_stacks
         if earlier is not None:  # same stacks as last time → unchanged-for-N-s: stuck, not slow
             capture = compare_captures(earlier, capture)

@@ -17,7 +17,11 @@ DEFERRED = ("paramiko", "pynvml", "triage_tui.diagnose.engine", "triage_tui.diag
             "triage_tui.record.export", "triage_tui.render.markdown", "triage_tui.fleet", "triage_tui.commands.job",
             "triage_tui.host.local", "triage_tui.collect.snapshot", "triage_tui.collect.targets",
             "triage_tui.ui.panes.processes", "triage_tui.ui.panes.log",
-            "triage_tui.ui.panes.hypotheses", "triage_tui.ui.screens")
+            "triage_tui.ui.panes.hypotheses", "triage_tui.ui.screens",
+            # the recorder and the model's codec (the help's retention sentence has its own module), the node-list
+            # parser (no --ssh), the log follower (no --log), the stack comparison (no stacks yet)
+            "triage_tui.record.recorder", "triage_tui.model.codec", "triage_tui.host.node_list",
+            "triage_tui.collect.log_follower", "triage_tui.diagnose.stack_groups")
 
 # commands/app.py's run() as `triage PID` runs it, up to the app's first frame: the app's run_app stands in
 # for textual's (no terminal here), notes what is imported, then opens the incident as the first tick would

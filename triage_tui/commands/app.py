@@ -76,9 +76,9 @@ def run(args: argparse.Namespace) -> int:
             read_target_spec(spec)
     except TargetSpecError as exc:
         return target_failure(exc)
-    from ..collect.log_follower import check_log_readable
+    for path in args.log:  # the log follower imported for --log only (before the app); else after its first frame
+        from ..collect.log_follower import check_log_readable
 
-    for path in args.log:
         problem = check_log_readable(path)
         if problem is not None:
             return fail(f"cannot read --log {path}: {problem.reason}" + (f" ({problem.hint})" if problem.hint else ""))

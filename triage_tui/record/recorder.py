@@ -33,6 +33,7 @@ from ..model.snapshot import SCHEMA_VERSION as SNAPSHOT_SCHEMA_VERSION
 from ..model.stacks import StackCapture
 from ..model.text_format import file_stamp
 from ..model.text_format import size as size_text  # `size` is a local name in write()
+from .retention import KEEP_BYTES, KEEP_RECORDS, RETENTION_TEXT  # noqa: F401 - RETENTION_TEXT: named here too
 from .snapshot_codec import MomentEncoder
 
 RECORD_SCHEMA_VERSION = 2  # 2: the diagnosis apart from the snapshot (Moments)
@@ -42,10 +43,6 @@ _NOTE_RESERVE = 1024  # room kept under the cap for the final note
 # refreshes: `report --from` rebuilds the moments from the last keyframe on, so this bounds its work
 # on a record of any size (a 250 MB record of a big tree had one keyframe, at its start)
 KEYFRAME_BYTES = 4 * 1024 * 1024
-KEEP_RECORDS = 20  # in the default directory: the newest 20 records ...
-KEEP_BYTES = 1024 * 1024 * 1024  # ... and no more than 1 GiB of them in all
-RETENTION_TEXT = (f"the newest {KEEP_RECORDS} records and at most {KEEP_BYTES // 1024 ** 3} GiB in all are kept "
-                  "(older ones are deleted when a new one starts)")
 _RECORD_NAME = re.compile(r"^triage-.+\.jsonl(\.gz)?$")
 
 
