@@ -14,12 +14,14 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Optional, Protocol
 
 from .host.base import CollectOptions, Host, StackOptions
-from .model.mappings import FileMapping
-from .model.moment import Moment
-from .model.snapshot import Snapshot, Target
-from .model.stacks import StackCapture
 from .model.timeline import MomentTimeline
 from .model.unavailable import Unavailable
+
+if TYPE_CHECKING:  # the model's dataclasses: imported after the app's first frame (#18)
+    from .model.mappings import FileMapping
+    from .model.moment import Moment
+    from .model.snapshot import Snapshot, Target
+    from .model.stacks import StackCapture
 
 if TYPE_CHECKING:  # the engine (its rules, vocabulary, lexicon: ~65 ms) is imported on the first tick,
     from .diagnose.engine import DiagnosisEngine  # in the app's worker thread, not before the first frame
@@ -149,6 +151,8 @@ class Incident(MomentTimeline):
                 raise HostOutage(outage)
             self.outage = ""
             stacks = self.latest_stacks
+            from .model.moment import Moment  # the model's dataclasses: after the app's first frame
+
             moment = Moment(snapshot, self.engine.update(snapshot, stacks), stacks)
             self._append(moment)
             if self.recorder is not None:
@@ -236,15 +240,25 @@ class IncidentOpening:
         self._closed = False
         self.warnings: list[str] = []  # said while it opened (not recording, and why): shown and printed at exit
         self.host_name = host_name
-        self.target = Target(specs=(), roots=())
+        self._target: Optional[Target] = None
         self.options = CollectOptions()
+
+    @property
+    def target(self) -> Target:
+        """The opened Incident's target; before it is open, none (made when asked: the model's dataclasses are
+        not imported before the app's first frame)."""
+        if self._target is None:
+            from .model.snapshot import Target
+
+            self._target = Target(specs=(), roots=())
+        return self._target
 
     def opened(self) -> IncidentView:
         """The Incident, opened now if it is not yet (blocking: from a worker thread)."""
         with self._opening:
             if self._incident is None:
                 incident = self._open()
-                self.host_name, self.target, self.options = incident.host_name, incident.target, incident.options
+                self.host_name, self._target, self.options = incident.host_name, incident.target, incident.options
                 with self._state:
                     self._incident = incident
                     closed = self._closed

@@ -7,13 +7,15 @@ named here too because they are the protocol's vocabulary.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Optional, Protocol
+from typing import TYPE_CHECKING, Optional, Protocol
 
-from ..model.mappings import FileMapping
 from ..model.options import CollectOptions, StackOptions, TargetError, TargetSpecError
-from ..model.snapshot import Snapshot, Target
-from ..model.stacks import StackCapture
 from ..model.unavailable import Unavailable
+
+if TYPE_CHECKING:  # the model's dataclasses: imported after the app's first frame (#18)
+    from ..model.mappings import FileMapping
+    from ..model.snapshot import Snapshot, Target
+    from ..model.stacks import StackCapture
 
 __all__ = ["CollectOptions", "Host", "StackOptions", "TargetError", "TargetSpecError"]
 

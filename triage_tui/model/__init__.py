@@ -37,11 +37,12 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """A name of the package, from its module (the snapshot's dataclasses from .snapshot), kept once found."""
+    """A name of the package, from its module (the snapshot's dataclasses and SCHEMA_VERSION from .snapshot), kept
+    once found."""
     import importlib
 
-    if name.startswith("__"):
-        raise AttributeError(name)
+    if name not in _WHERE and not name[:1].isupper():  # a submodule (`from ..model import text_format`): the import
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")  # system imports it, not the snapshot
     module = importlib.import_module(f".{_WHERE.get(name, 'snapshot')}", __name__)
     try:
         value = getattr(module, name)

@@ -3,10 +3,12 @@ ReplayView both hold, kept in one place so the two faces of an IncidentView cann
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from .moment import Moment
 from .timeline_thinning import appended
+
+if TYPE_CHECKING:  # the model's dataclasses: imported after the app's first frame (#18)
+    from .moment import Moment
 
 
 class MomentTimeline:

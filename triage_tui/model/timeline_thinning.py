@@ -16,9 +16,10 @@ Moment between two turns reads the same (the rule only asks what changed, and th
 from __future__ import annotations
 
 import math
-from typing import Collection, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Collection, Optional, Sequence, Tuple
 
-from .moment import Moment
+if TYPE_CHECKING:  # the model's dataclasses: imported after the app's first frame (#18)
+    from .moment import Moment
 
 RECENT_S = 300.0  # every Moment this recent is kept (the engine's history reaches as far back at 1 s)
 # (age up to, one Moment per): an even sampling of the quiet past, coarser with age

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from textual import events
 from textual.app import App, ComposeResult
@@ -26,7 +26,6 @@ from textual.containers import Container
 from textual.widgets import Static
 
 from ..incident import IncidentView, OpeningFailed
-from ..model.moment import Moment
 from .export import export_directories
 from .header import render_banner, render_header
 from .key_hints import KeyHints
@@ -37,6 +36,9 @@ from .pane_set import PANE_IDS, pending_panes, real_panes
 from .panes import Pane, update_static
 from .refresh_loop import MAX_TIMELINE, RefreshLoop
 from .verdict_line import render_verdict_line, verdict_of
+
+if TYPE_CHECKING:  # the model's dataclasses: imported after the app's first frame (#18)
+    from ..model.moment import Moment
 
 __all__ = ["PANE_IDS", "TriageApp", "run_app"]
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from rich.text import Text
 
-from ..model.snapshot import Snapshot
 from ..render.plain_text import visible
 from . import format as fmt
+
+if TYPE_CHECKING:  # the model's dataclasses: imported after the app's first frame (#18)
+    from ..model.snapshot import Snapshot
 
 
 def render_header(

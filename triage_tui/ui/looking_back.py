@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from ..model.moment import Moment
 from .panes import View
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the model's dataclasses: imported after the app's first frame (#18)
+    from ..model.moment import Moment
     from textual.app import App
 
     _AppBase = App[None]

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Sequence
 
 from textual.message import Message
 
 from ..incident import OpeningFailed
-from ..model.mappings import FileMapping
-from ..model.moment import Moment
-from ..model.stacks import StackCapture
+
+if TYPE_CHECKING:  # the model's dataclasses: imported after the app's first frame (#18)
+    from ..model.mappings import FileMapping
+    from ..model.moment import Moment
+    from ..model.stacks import StackCapture
 
 
 class MomentReady(Message):

@@ -13,8 +13,6 @@ from textual import work
 from textual.worker import get_current_worker
 
 from ..incident import IncidentView
-from ..model.mappings import FileMapping
-from ..model.moment import Moment
 from ..model.unavailable import Unavailable
 from ..render.plain_text import visible
 from .export import ExportError, export_report_somewhere
@@ -22,7 +20,9 @@ from .messages import MappingsReady, ReportExported, StacksFailed, StacksReady
 from .verdict_line import stacks_summary
 from .workers import Cancelled, call_cancellable
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the model's dataclasses: imported after the app's first frame (#18)
+    from ..model.mappings import FileMapping
+    from ..model.moment import Moment
     from textual.app import App
 
     from .panes.processes import ProcessesPane

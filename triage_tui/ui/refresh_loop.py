@@ -14,12 +14,12 @@ from textual import work
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from ..incident import HostOutage, IncidentView, OpeningFailed, wants_auto_stacks
-from ..model.moment import Moment
 from ..model.timeline_thinning import appended
 from .messages import MomentReady, OpenFailed, TickFailed
 from .workers import Cancelled, call_cancellable
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the model's dataclasses: imported after the app's first frame (#18)
+    from ..model.moment import Moment
     from textual.app import App
 
     _AppBase = App[None]

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from rich.text import Text
 
-from ..model.moment import Moment
 from ..render.verdict import Verdict, verdict
+
+if TYPE_CHECKING:  # the model's dataclasses: imported after the app's first frame (#18)
+    from ..model.moment import Moment
 
 STATUS_STYLE = {"likely": "bold red", "possible": "bold yellow"}
 _PAREN = re.compile(r"\s*\((?:[^()]|\([^()]*\))*\)")  # "(it is in Condition.wait (threading.py:327) …)"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -11,9 +13,10 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from ...model.diagnosis import Diagnosis
-from ...model.moment import Moment
-from ...model.snapshot import Snapshot
+if TYPE_CHECKING:  # the model's dataclasses: imported after the app's first frame (#18)
+    from ...model.diagnosis import Diagnosis
+    from ...model.moment import Moment
+    from ...model.snapshot import Snapshot
 
 
 @dataclass(frozen=True)
