@@ -24,4 +24,14 @@ BREADTH_ROWS: tuple[Row, ...] = (
     Row("event-never-fires", "told-word-event", WEAK, "told: an event cleared or never set, a wait on a future's result()"),
     Row("fork-inherited-lock", "told-word-fork", WEAK, "told: the program forks (a forked child inherits the locks its "
         "parent's threads held)"),
+    # second group: the causes the precise readers know best, told without the tool's output
+    Row("shm-exhausted", "told-word-shm", WEAK, "told: shared memory's words (/dev/shm, its limit)"),
+    Row("stale-file-lock", "told-word-lock-file", WEAK, "told: a lock file's words (lock file, torch_extensions)"),
+    Row("gpu-lost", "told-word-gpu-lost", WEAK, "told: a lost GPU's words (Xid, fell off the bus)"),
+    Row("network-wait", "told-word-rendezvous", WEAK, "told: rendezvous words (MASTER_ADDR, connection refused)"),
+    Row("oom", "told-word-oom", WEAK, "told: an OOM kill's words (Killed, exit code 137, swapping)"),
+    Row("collective-mismatch", "told-word-mismatch", WEAK, "told: ranks that disagree (a mismatch, different keys)"),
+    Row("crashed-worker", "told-word-died", WEAK, "told: a fault's words (SIGSEGV, SIGABRT, exit code -11)"),
+    Row("oom", "told-word-sigkill", WEAK, "told: SIGKILL (exit code -9), unasked the OOM killer's"),
 )
+

@@ -102,4 +102,54 @@ BREADTH: tuple[Signal, ...] = (
        r"\b(?:unix|posix|os\.|with|after|without|across|plain|raw) ?fork\b(?! of\b)|\bfork\(\)|\bforked\b(?! (?:repo|version"
        r"|branch|project|from))|\bfork \(without exec\)|\bpthread_atfork\b",
        "https://man7.org/linux/man-pages/man2/fork.2.html; https://github.com/xianyi/OpenBLAS/issues/294 (cases-8)"),
+    # --- the causes the precise readers know best, told without the tool's output (second group of the tenth pass):
+    # each a mechanism's everyday words that the seen sets show in several projects
+    # shared memory: /dev/shm and docker's flag for its size (docker run --shm-size; --ipc=host shares the host's)
+    _w("told-word-shm", "shared memory told in words (/dev/shm, a shared-memory limit or space)",
+       # not docker's --shm-size: a container given a size says its /dev/shm is big enough (the precise rows read it)
+       r"/dev/shm\b|\bshared memory\b[^\n]{0,40}?\b(?:full|small|limit|too|insufficient"
+       r"|exhaust\w{0,4}|space)\b",
+       "https://docs.docker.com/reference/cli/docker/container/run/ (--shm-size); "
+       "https://github.com/fastai/docker-containers/issues/21 (cases)"),
+    # a lock file: the words for one, and torch's extension build directory that keeps one
+    _w("told-word-lock-file", "a lock file told in words (a lock file, a .lock to delete, torch_extensions' build lock)",
+       r"\block ?file\b|\.lock\b[^\n]{0,40}?\b(?:delet|remov|rm\b)|\b(?:delet|remov)\w{0,4}\b[^\n]{0,40}?\.lock\b"
+       r"|\btorch_extensions\b",
+       "https://pytorch.org/docs/stable/cpp_extension.html (the build directory, TORCH_EXTENSIONS_DIR); "
+       "https://github.com/NVlabs/nvdiffrast/issues/190 (cases)"),
+    # a GPU gone: NVIDIA's Xid errors, nvidia-smi's "GPU is lost" / "No devices were found", "fell off the bus"
+    _w("told-word-gpu-lost", "a GPU told as lost (an Xid error, fell off the bus, nvidia-smi finds no device)",
+       r"\bfell off the bus\b|\bXid\b|\bGPU (?:is )?lost\b|\bNo devices were found\b",
+       "https://docs.nvidia.com/deploy/xid-errors/index.html; https://github.com/wilicc/gpu-burn/issues/1 (cases-2)"),
+    # rendezvous: torch.distributed's words for the meeting point (MASTER_ADDR / MASTER_PORT, a refused connect); not
+    # the word "rendezvous" itself, which the seen sets use as often for a rank that never arrived (cases-6: jax-22740,
+    # marin-5480 went wrong with it)
+    _w("told-word-rendezvous", "a rendezvous told in words (MASTER_ADDR / MASTER_PORT, a refused or timed-out connect)",
+       r"\bMASTER_(?:ADDR|PORT)\b|\bconnection (?:refused|timed out)\b|\bfirewall\b",
+       "https://pytorch.org/docs/stable/distributed.html (environment variable initialization); "
+       "https://github.com/pytorch/pytorch/issues/69197 (cases)"),
+    # the OOM killer: bash's "Killed" line, exit status 137 (128 + SIGKILL), a kill tied to memory, swapping
+    _w("told-word-oom", "an out-of-memory kill told in words (Killed, exit code 137, killed for memory, swapping)",
+       # not the kernel's own "Killed process N (name)": its reader ties the kill to this job's PIDs or not (scope)
+       r"^\s{0,4}Killed\s{0,4}$|\bkilled\b(?! process)[^\n]{0,40}?\b(?:memory|oom|ram)\b"
+       r"|\b(?:memory|ram)\b[^\n]{0,40}?\bkilled\b(?! process)"
+       r"|\bswap(?:ping|ped)?\b|\bexit (?:code|status):? ?137\b",
+       "https://man7.org/linux/man-pages/man1/bash.1.html (EXIT STATUS: 128+n); "
+       "https://github.com/noelshin/selfmask/issues/11 (cases)"),
+    # ranks that disagree on a collective: "mismatch", "different collectives / keys / shapes"
+    _w("told-word-mismatch", "ranks told as disagreeing on a collective (a mismatch, different collectives, keys or "
+       "shapes)",
+       r"(?<![-\w])mismatch(?:ed|es)?\b|\bdifferent (?:collectives?|keys|number of \w{1,20}|shapes?|order)\b",
+       "https://pytorch.org/docs/stable/distributed.html (TORCH_DISTRIBUTED_DEBUG=DETAIL checks collectives match); "
+       "https://github.com/NVIDIA/nccl/issues/296 (cases)"),
+    # a worker's death: a signal that kills by fault (SIGSEGV, SIGABRT; torchrun's negative exit codes: -11, -6)
+    _w("told-word-died", "a worker told as having died of a fault (SIGSEGV / SIGABRT, exit code -11 or -6)",
+       # not "a worker died" alone: the seen sets say it as often of a worker the OOM killer took (cases-8 ananse-96)
+       r"\bexit ?code\W{0,4}-(?:11|6|4|8)\b|\bSIGSEGV\b|\bSIGABRT\b",
+       "https://man7.org/linux/man-pages/man7/signal.7.html; https://github.com/NVIDIA/Megatron-LM/issues/1880 (cases-3)"),
+    # SIGKILL: unasked, the kernel's OOM killer (torchrun's exit code -9)
+    _w("told-word-sigkill", "a SIGKILL told in words (exit code -9): unasked, the kernel's OOM killer",
+       r"\bexit ?code\W{0,4}-9\b|\bSIGKILL\b",
+       "https://man7.org/linux/man-pages/man7/signal.7.html; https://github.com/hpcaitech/ColossalAI/issues/3172 (cases)"),
 )
+
