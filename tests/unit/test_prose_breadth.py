@@ -52,6 +52,9 @@ CASES = {
     "breadth_died_megatron_1880.txt": ("told-word-died", "crashed-worker"),  # cases-3 megatron-1880-exitcode-11-sigsegv
     "breadth_sigkill_colossalai_3172.txt": ("told-word-sigkill", "oom"),  # cases colossalai-3172-exitcode-9
     "breadth_sigkill_cbio_232.txt": ("told-word-sigkill", "oom"),  # cases-4 cbio-232-job-exit-137
+    "breadth_late_sglang_39128.txt": ("told-word-late", "wait-for-missing-rank"),  # cases-2 sglang-39128
+    "breadth_late_pytorch_87995.txt": ("told-word-late", "wait-for-missing-rank"),  # cases-8 pytorch-87995
+    "breadth_compile_vllm_17451.txt": ("told-word-compile", "compiling"),  # cases-3 vllm-17451
 }
 
 

@@ -36,7 +36,8 @@ BREADTH: tuple[Signal, ...] = (
        r"|" + _STUCK + r"[^\n]{0,160}?\b(?:network|shared|remote|mounted|slow|bad) (?:drive|disk|storage|file ?system"
        r"|share|mount)\b"
        r"|\b(?:mov(?:e|ed|ing)|cop(?:y|ied|ying))\b[^\n]{0,80}?\bto (?:a |the )?local (?:drive|disk|ssd|nvme|storage)\b"
-       r"|\b(?:io ?wait|I/O wait|waiting (?:for|on) (?:disk|I/O|IO)\b)|\buninterruptible sleep\b",
+       r"|\b(?:io ?wait|I/O wait|waiting (?:for|on) (?:disk|I/O|IO)\b)|\buninterruptible sleep\b"
+       r"|\b(?:network|remote) (?:storage|file ?system)\b",
        "https://man7.org/linux/man-pages/man1/ps.1.html (PROCESS STATE CODES: D); "
        "https://github.com/BVLC/caffe/issues/6020"),
     # --- a busy loop: the CPU told as pegged by something that does not progress (top's %CPU at 100 of a core)
@@ -55,6 +56,13 @@ BREADTH: tuple[Signal, ...] = (
        r"[^\n]{0,60}?\b(?:warm|cold|empty|cleared|populated)\b",
        "https://docs.nvidia.com/cuda/cuda-c-programming-guide/ (Just-in-Time Compilation); "
        "https://github.com/tensorflow/tensorflow/issues/39052"),
+    # a compiler or graph capture named with what it builds (torch.compile's Triton / inductor, CUDA graph capture,
+    # nvcc / ninja builds): "compiling the following snippet for CUDA", "Cudagraph capture", "compiles twelve Triton
+    # kernels"
+    _w("told-word-compile", "a compile told in words (a compiler or graph capture named with what it builds)",
+       r"\b(?:triton|inductor|dynamo|nvcc|ninja|xla|tvm|cudagraph|cuda graph)\w{0,4}\b[^\n]{0,30}?\b(?:compil\w{0,5}|build"
+       r"(?:s|ing)?|captur\w{0,3})\b|\bcompil\w{0,5}\b[^\n]{0,30}?\b(?:triton|inductor|kernels?|graphs?|cuda)\b",
+       "https://pytorch.org/docs/stable/torch.compiler.html; https://github.com/pytorch/pytorch/issues/96662 (cases)"),
     # a first call slow, the next ones fast: what a compile cache does (the driver's compute cache, Triton's and
     # inductor's caches): "the first request took 25 s and the identical repeat 11 s", "every first time I start a
     # session it needs 1-3 minutes"
@@ -151,5 +159,14 @@ BREADTH: tuple[Signal, ...] = (
     _w("told-word-sigkill", "a SIGKILL told in words (exit code -9): unasked, the kernel's OOM killer",
        r"\bexit ?code\W{0,4}-9\b|\bSIGKILL\b",
        "https://man7.org/linux/man-pages/man7/signal.7.html; https://github.com/hpcaitech/ColossalAI/issues/3172 (cases)"),
+    # a rank that is late: the first rank still doing its own work (saving, evaluating, loading) while the others
+    # wait, or the others told as waiting for a rank (torch.distributed's barrier waits for every rank)
+    _w("told-word-late", "ranks told at different points: one rank at (or through) its own work (saving, loading), "
+       "the others waiting",
+       r"\b(?:only )?(?:rank ?0|the main process|the master|the first rank)\b[^\n]{0,40}?\b(?:is |was )?(?:still |busy )?"
+       r"(?:saving|evaluating|writing|logging|loading|downloading|doing|processing|preprocessing|computing)\b"
+       r"|\bwaiting for (?:rank|the other ranks?|other ranks?|all ranks)\b|\bother ranks\b[^\n]{0,30}?\bwait",
+       "https://pytorch.org/docs/stable/distributed.html (barrier); https://github.com/pytorch/pytorch/issues/87995 "
+       "(cases-8)"),
 )
 
