@@ -132,8 +132,10 @@ BREADTH: tuple[Signal, ...] = (
     # rendezvous: torch.distributed's words for the meeting point (MASTER_ADDR / MASTER_PORT, a refused connect); not
     # the word "rendezvous" itself, which the seen sets use as often for a rank that never arrived (cases-6: jax-22740,
     # marin-5480 went wrong with it)
-    _w("told-word-rendezvous", "a rendezvous told in words (MASTER_ADDR / MASTER_PORT, a refused or timed-out connect)",
-       r"\bMASTER_(?:ADDR|PORT)\b|\bconnection (?:refused|timed out)\b|\bfirewall\b",
+    _w("told-word-rendezvous", "a rendezvous told in words (MASTER_ADDR / MASTER_PORT, TCPStore, a refused or timed-out connect, "
+       "init_process_group hangs)",
+       r"\bMASTER_(?:ADDR|PORT)\b|\bconnection (?:refused|timed out)\b|\bfirewall\b|\bTCPStore\b"
+       r"|\binit_process_group\b[^\n]{0,80}?\b(?:hangs?|hung|hanging|stuck|never returns)\b",
        "https://pytorch.org/docs/stable/distributed.html (environment variable initialization); "
        "https://github.com/pytorch/pytorch/issues/69197 (cases)"),
     # the OOM killer: bash's "Killed" line, exit status 137 (128 + SIGKILL), a kill tied to memory, swapping
