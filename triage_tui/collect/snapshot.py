@@ -94,6 +94,7 @@ class SnapshotCollector:
         self._unchanged_of: tuple[tuple[ProcessInfo, ...], frozenset] = ((), frozenset())
         self._pss_fields: dict[int, tuple[object, dict[str, object]]] = {}  # pid -> (figure, its row fields)
         self._target_memory: tuple[tuple[ProcessInfo, ...], Optional[TargetMemory]] = ((), None)
+        self._names_of: tuple[tuple[ProcessInfo, ...], tuple[frozenset[str], Optional[float]]] = ((), (frozenset(), None))
         self._last: Optional[Snapshot] = None  # last tick's: its tuples are handed on when nothing in them moved
 
     def close(self) -> None:
@@ -166,7 +167,7 @@ class SnapshotCollector:
         ports = self._run("ports", statuses, PortReport(error=Unavailable("ports source failed")),
                           lambda: self.ports.collect(port_pids, probe_port, named, ranks, self._unchanged(processes)))
         kernel = self._run("kernel", statuses, KernelReport(error=Unavailable("kernel source failed")),
-                           lambda: self.kernel.collect(self._seen_pids, *_names_and_start(processes)))
+                           lambda: self.kernel.collect(self._seen_pids, *self._names_and_start(processes)))
         gpus = GpuReport(error=Unavailable("GPU collector not available"))
         if self.gpus is not None:
             gpus = self._run("gpus", statuses, GpuReport(error=Unavailable("GPU source failed")), self.gpus)
@@ -194,6 +195,13 @@ class SnapshotCollector:
             snapshot.share_index(last)
         self._last = snapshot
         return snapshot
+
+    def _names_and_start(self, processes: tuple[ProcessInfo, ...]) -> tuple[frozenset[str], Optional[float]]:
+        """_names_and_start, worked out again only for another tuple of rows (a quiet tick hands on last tick's)."""
+        if processes is not self._names_of[0]:
+            names, start = _names_and_start(processes)
+            self._names_of = (processes, (frozenset(names), start))
+        return self._names_of[1]
 
     def _environs(self, processes: tuple[ProcessInfo, ...]) -> dict[int, dict[str, str]]:
         """The few environment variables that name ports and ranks, read once per process (by PID and start
