@@ -262,6 +262,8 @@ ROWS: tuple[Row, ...] = (
     Row("oom", "log-oom-report", 0.55, "the kernel printed its out-of-memory report"),
     Row("oom", "log-oom-report & no-oom-kill", 0.1, "the report's kill line was cut from the paste, not absent"),
     Row("network-wait", "log-strace-wait-forever", 0.4, "a socket wait with no timeout: the peer never answers"),
+    Row("busy-loop", "log-strace-poll-error-event", 0.4, "a poll that returns at once with an error / hang-up event "
+        "(epoll(7): reported on every call until closed): a loop that never sleeps"),
     Row("oom", "log-memory-limit-kill", 0.55, "the supervisor says the worker went over its memory limit"),
     Row("crashed-worker", "log-memory-limit-kill", -0.3, "the worker's death has a cause: its memory limit"),
     Row("collective-hang", "told-transport-knob", 0.4, "told: turning one NCCL transport off avoids the hang, so the "

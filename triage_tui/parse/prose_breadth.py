@@ -143,7 +143,8 @@ BREADTH: tuple[Signal, ...] = (
        # not the kernel's own "Killed process N (name)": its reader ties the kill to this job's PIDs or not (scope)
        r"^\s{0,4}Killed\s{0,4}$|\bkilled\b(?! process)[^\n]{0,40}?\b(?:memory|oom|ram)\b"
        r"|\b(?:memory|ram)\b[^\n]{0,40}?\bkilled\b(?! process)"
-       r"|\bswap(?:ping|ped)?\b|\bexit (?:code|status):? ?137\b",
+       r"|\bswap(?:ping|ped)\b(?! (?:out|back|in|to|it|them|the|this|that|my|our|\W))|\bswap (?:usage|space|is full|full"
+       r"|thrash\w{0,3})\b|\b(?:into|to|on|hits?|hitting|using) swap\b|\bswap(?:ping|ped)? (?:to|out to) disk\b|\bexit (?:code|status):? ?137\b",
        "https://man7.org/linux/man-pages/man1/bash.1.html (EXIT STATUS: 128+n); "
        "https://github.com/noelshin/selfmask/issues/11 (cases)"),
     # ranks that disagree on a collective: "mismatch", "different collectives / keys / shapes"

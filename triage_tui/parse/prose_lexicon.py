@@ -90,8 +90,11 @@ PROSE: tuple[Signal, ...] = (
        "SIGKILL ends",
        r"\bD[- ]state\b|\bstate[: ]{1,2}[`'\"]?D[`'\"]?(?![\w-])|\buninterruptible\b[^\n]{0,20}?\b(?:sleep|wait|I/O|IO|state"
        r"|disk)|\bdisk[- ]?wait\b"
-       r"|\b(?:cannot|can't|could not|couldn't) be killed\b|\bunkillable\b",
-       "https://github.com/marmos91/dittofs/issues/670"),
+       r"|\b(?:cannot|can't|could not|couldn't) be killed\b|\bunkillable\b"
+       # the same state told in Chinese ("处于D状态", "不可中断睡眠"): Chinese characters are word characters, so no \b
+       # before the D (eleventh pass; the wording is the one ps(1) names, right in English on cases-3, -6 and -9)
+       r"|(?<![A-Za-z0-9])D ?状态|不可中断(?:睡眠|的睡眠|状态)",
+       "https://github.com/marmos91/dittofs/issues/670; https://man7.org/linux/man-pages/man1/ps.1.html (D)"),
     # NFS is the one the seen cases name; the others are the same mechanism under another name (a networked
     # filesystem whose server stops answering blocks every access in the kernel)
     _p("told-netfs-stuck", "a network filesystem that stops answering (NFS): every access to it blocks in the kernel",

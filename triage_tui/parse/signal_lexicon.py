@@ -269,6 +269,18 @@ LEXICON: tuple[Signal, ...] = (
        r"|^" + _STRACE_PREFIX + r"select\(\d{1,6}(?:, [^,\n]{1,300}){3}, NULL(?:\)| <unfinished)"
        r"|^" + _STRACE_PREFIX + r"(?:recvfrom|recvmsg|recv)\(\d{1,6},\s{0,2}<(?:unfinished|detached) \.\.\.>",
        "https://github.com/aio-libs/aiohttp/issues/11740", flags=0),
+    # strace -tt's line for a poll that returns at once with an error or hang-up event on a descriptor: epoll(7)
+    # reports EPOLLERR / EPOLLHUP whether asked or not, and level-triggered it reports them again on every call until
+    # the descriptor is closed or removed, so an event loop that does neither calls epoll_wait in a loop that never
+    # sleeps (a spin; poll(2)'s POLLERR / POLLHUP / POLLNVAL the same). A finite timeout, a result of 1 or more: not
+    # the wait that never returns above (eleventh pass; haproxy#411, cases-10)
+    _s("log-strace-poll-error-event", "strace shows a poll returning at once with an error or hang-up event "
+       "(reported again on every call until the descriptor is closed: a loop that never sleeps)",
+       r"^" + _STRACE_PREFIX + r"(?:epoll_p?wait2?\(\d{1,6}, \[[^\n]{0,600}?\bEPOLL(?:ERR|HUP)\b[^\n]{0,600}?\], \d{1,6}, "
+       r"(?:[0-9]\d{0,6})\) = [1-9]\d{0,5}\b"
+       r"|p?poll\(\[[^\n]{0,600}?\brevents=POLL(?:ERR|HUP|NVAL)\b[^\n]{0,600}?\) = [1-9]\d{0,5}\b)",
+       "https://man7.org/linux/man-pages/man7/epoll.7.html; https://man7.org/linux/man-pages/man2/poll.2.html; "
+       "https://github.com/haproxy/haproxy/issues/411", flags=0),
     # a supervisor that enforces a memory limit and says so: dask's nanny ("Worker exceeded 95% memory budget.
     # Restarting", distributed/nanny.py), Slurm's step daemon ("slurmstepd: error: Detected 1 oom-kill event(s) in
     # StepId=N.batch cgroup. Some of your processes may have been killed by the cgroup out-of-memory handler."), Ray's
