@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import zlib
 import os
 import re
 import stat
 import sys
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Optional

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Optional
 from .panes import View
 
 if TYPE_CHECKING:  # the model's dataclasses: imported after the app's first frame (#18)
-    from ..model.moment import Moment
     from textual.app import App
+
+    from ..model.moment import Moment
 
     _AppBase = App[None]
 else:

@@ -21,10 +21,10 @@ from .verdict_line import stacks_summary
 from .workers import Cancelled, call_cancellable
 
 if TYPE_CHECKING:  # the model's dataclasses: imported after the app's first frame (#18)
-    from ..model.mappings import FileMapping
-    from ..model.moment import Moment
     from textual.app import App
 
+    from ..model.mappings import FileMapping
+    from ..model.moment import Moment
     from .panes.processes import ProcessesPane
     from .panes.stacks import StacksPane
 

@@ -19,8 +19,9 @@ from .messages import MomentReady, OpenFailed, TickFailed
 from .workers import Cancelled, call_cancellable
 
 if TYPE_CHECKING:  # the model's dataclasses: imported after the app's first frame (#18)
-    from ..model.moment import Moment
     from textual.app import App
+
+    from ..model.moment import Moment
 
     _AppBase = App[None]
 else:
