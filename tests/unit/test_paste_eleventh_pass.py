@@ -68,3 +68,40 @@ def test_swap_that_is_not_memory_is_no_oom(line: str) -> None:
 ])
 def test_swap_that_is_memory_still_reads(line: str) -> None:
     assert "told-word-oom" in {s.id for s in scan_told(line)}
+
+
+def test_a_scan_steps_bar_after_an_hour_is_still_loading() -> None:
+    # ultralytics#16949 (cases-10): the dataset scan's tqdm bar at 100 % after 1:28:06, told with the prose around it
+    # (the bar alone is the last line of a log that ends after a load: the job went on past it)
+    text = (FIXTURES / "tqdm_scan_step_long.txt").read_text(encoding="utf-8")
+    assert _causes(text)[:1] == ["still-loading"]
+
+
+@pytest.mark.parametrize("line", [
+    # a load that has just started, and one that took seconds
+    "Loading checkpoint shards:   0%|          | 0/3 [00:00<?, ?it/s]",
+    "Loading checkpoint shards: 100%|██████████| 3/3 [00:09<00:00,  3.1s/it]",
+    # preprocessing one rank does while the others wait (llamafactory-360, cases-2: a rank the others wait for)
+    "Running tokenizer on dataset:  88%|████████▊ | 383700/433643 [29:55<04:02, 206.13 examples/s]",
+])
+def test_a_short_load_or_a_tokenizer_bar_is_not_a_long_load(line: str) -> None:
+    assert "log-load-step-long" not in {s.id for s in scan_line(line)}
+
+
+@pytest.mark.parametrize("line", [
+    "the process was sent to the background by pressing `Ctrl-Z` and is not running",
+    "[1]+  Stopped                 python train.py",
+])
+def test_the_suspend_key_and_bashs_stopped_job_line_are_a_stop(line: str) -> None:
+    assert "told-word-stopped" in {s.id for s in scan_told(line)}
+
+
+def test_ctrl_c_is_no_stop() -> None:
+    assert "told-word-stopped" not in {s.id for s in scan_told("I pressed Ctrl-C and it printed a traceback")}
+
+
+def test_jaxs_compile_step_named_is_compiling() -> None:
+    # marin-8077 (cases-10): a thread capture showed the 64 JAX processes in backend_compile_and_load
+    text = ("An on-demand thread capture showed the child processes actively in `backend_compile_and_load`; sampled "
+            "GPUs were at 0% utilization.")
+    assert _causes(text)[:1] == ["compiling"]

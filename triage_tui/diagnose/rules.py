@@ -223,6 +223,7 @@ ROWS: tuple[Row, ...] = (
     Row("oom", "no-oom-kill", -0.1),
     # still-loading
     Row("still-loading", "log-progress", 0.5),
+    Row("still-loading", "log-load-step-long", 0.3, "a scan / load step's bar that has run 10 minutes or more"),
     Row("still-loading", "io-reading", 0.3),
     Row("still-loading", "stacks-file-io", 0.3),
     Row("still-loading", "log-active", 0.1),

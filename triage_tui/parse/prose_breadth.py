@@ -63,6 +63,13 @@ BREADTH: tuple[Signal, ...] = (
        r"\b(?:triton|inductor|dynamo|nvcc|ninja|xla|tvm|cudagraph|cuda graph)\w{0,4}\b[^\n]{0,30}?\b(?:compil\w{0,5}|build"
        r"(?:s|ing)?|captur\w{0,3})\b|\bcompil\w{0,5}\b[^\n]{0,30}?\b(?:triton|inductor|kernels?|graphs?|cuda)\b",
        "https://pytorch.org/docs/stable/torch.compiler.html; https://github.com/pytorch/pytorch/issues/96662 (cases)"),
+    # JAX's compile step named as where the process is (jax/_src/compiler.py: backend_compile, compile_or_get_cached;
+    # pxla's compile_and_load): a thread capture or a stack that shows it is XLA compiling (eleventh pass; marin-8077,
+    # cases-10)
+    _w("told-word-compile", "a compile told in words (JAX / XLA's compile step named as where the process is)",
+       r"\bbackend_compile\w{0,12}|\bcompile_and_load\b|\bcompile_or_get_cached\b",
+       "https://github.com/jax-ml/jax/blob/main/jax/_src/compiler.py; "
+       "https://github.com/marin-community/marin/issues/8077 (cases-10)"),
     # a first call slow, the next ones fast: what a compile cache does (the driver's compute cache, Triton's and
     # inductor's caches): "the first request took 25 s and the identical repeat 11 s", "every first time I start a
     # session it needs 1-3 minutes"
@@ -78,8 +85,12 @@ BREADTH: tuple[Signal, ...] = (
        "left it stopped)",
        r"\bSIG(?:STOP|TSTP)\b|\bSIGCONT\b|\bkill -(?:CONT|STOP|18|19)\b|\b(?:stays?|stayed|remains?|remained|remaining"
        r"|left|leaves?|is|was|still) (?:in (?:the|a) )?stopped(?: state)?\b(?! (?:working|responding|printing|logging"
-       r"|at|after|when|with|because))|\bstop reason = signal\b|\bstate\W{1,3}T\b|\bT \(stopped\)",
-       "https://man7.org/linux/man-pages/man7/signal.7.html; https://github.com/rwth-i6/sisyphus/issues/176"),
+       r"|at|after|when|with|because))|\bstop reason = signal\b|\bstate\W{1,3}T\b|\bT \(stopped\)"
+       # the terminal's suspend key, which sends SIGTSTP, and bash's job line for a stopped job ("[1]+  Stopped
+       # python train.py"): bash(1) JOB CONTROL (eleventh pass; hercules-487, cases-10, tells Ctrl-Z and `fg`)
+       r"|\bctrl[-+ ]?z\b|(?<![\w^])\^Z\b|^\[\d{1,3}\][+-]?\s{1,4}Stopped\b",
+       "https://man7.org/linux/man-pages/man7/signal.7.html; https://man7.org/linux/man-pages/man1/bash.1.html "
+       "(JOB CONTROL); https://github.com/rwth-i6/sisyphus/issues/176"),
     # --- a GPU kernel that never finishes: a barrier in divergent code (CUDA Programming Guide: __syncthreads() in
     # conditional code only if the condition evaluates the same across the block), a kernel told as never finishing,
     # a device sync that never returns

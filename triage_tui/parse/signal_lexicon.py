@@ -301,6 +301,16 @@ LEXICON: tuple[Signal, ...] = (
        r"|\bCPU (?:is |was |being )?throttl(?:ed|ing)\b|(?<![\d.])0?\.\d{1,2} ?v?CPUs?\b|--cpus[= ]\"?0?\.\d{1,2}\b"
        r"|\bcpu: ?\"?[1-9]\d{1,2}m\b",
        "https://github.com/hackforla/311-data/issues/994"),
+    # tqdm's bar ("{desc}: {percentage}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}]") for a scan or load step
+    # whose elapsed time is 10 minutes or more: the job is still reading its inputs, not stuck after them (a bar at
+    # 100 % after an hour says where the time went). Not a tokenizer or map step: preprocessing that one rank does
+    # while the others wait is another cause (llamafactory-360, cases-2). Eleventh pass; ultralytics-16949 (cases-10)
+    _s("log-load-step-long", "a progress bar of a scan or load step that has run 10 minutes or more: the job is still "
+       "reading its inputs",
+       r"\b(?:Scanning|Loading|Caching|Indexing|Reading|Downloading|Extracting|Decompressing|Unpacking|Verifying)\b"
+       r"[^\n|]{0,200}?\d{1,3}%\s?\|[^|\n]{0,80}\|\s?[\d.]{1,12}[kMG]?/[\d.]{1,12}[kMG]?\s?"
+       r"\[(?:\d{1,4}:\d{2}:\d{2}|[1-5]\d:\d{2})<",
+       "https://github.com/tqdm/tqdm (bar_format); https://github.com/ultralytics/ultralytics/issues/16949", flags=0),
     # --- generic last
     _s("log-traceback", "a traceback", r"^Traceback \(most recent call last\)|^\w{0,60}(?:Error|Exception): ",
        "https://github.com/pytorch/pytorch/issues/55571", generic=True, flags=0),
