@@ -105,3 +105,25 @@ def test_jaxs_compile_step_named_is_compiling() -> None:
     text = ("An on-demand thread capture showed the child processes actively in `backend_compile_and_load`; sampled "
             "GPUs were at 0% utilization.")
     assert _causes(text)[:1] == ["compiling"]
+
+
+@pytest.mark.parametrize("text", [
+    # openpbs-1588 (cases-9): the hang "after the process calls fork", the gdb stack a plain lock wait
+    "TPP library could hang indefinitely at random times (intermittently, but very rarely) in the strmarray_lock, "
+    "after the process calls fork. Here is the stack trace when it is hung:",
+    # google-cloud-python-4992 (cases-10): subprocess "does a `fork` followed by an `exec`" once gRPC is loaded
+    "this is using the standard Python `subprocess`, which I assume does a `fork` followed by an `exec` in the child",
+])
+def test_fork_named_as_a_call_the_program_makes_is_an_inherited_lock(text: str) -> None:
+    assert _causes(text)[:1] == ["fork-inherited-lock"]
+
+
+def test_a_fork_of_a_repository_is_no_fork() -> None:
+    assert "fork-inherited-lock" not in _causes("I did a fork of the repo and the training hangs at step 3")
+
+
+def test_training_running_while_the_console_shows_nothing_is_healthy() -> None:
+    # lightgbm-7394 (cases-10): the affirmative form of the buffered-output row written from nnunet-2921 (cases-8)
+    text = ("The symptom is indistinguishable from a hang: the process is training normally (CPU active, memory "
+            "growing), but the console shows no output for minutes.")
+    assert _causes(text)[:1] == ["healthy"]

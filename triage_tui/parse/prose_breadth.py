@@ -119,7 +119,8 @@ BREADTH: tuple[Signal, ...] = (
     # (prose_lexicon.py) need the lock told too; this one needs only the fork named as the mechanism
     _w("told-word-fork", "fork told as what the program does (the child of a threaded parent inherits its held locks)",
        r"\b(?:unix|posix|os\.|with|after|without|across|plain|raw) ?fork\b(?! of\b)|\bfork\(\)|\bforked\b(?! (?:repo|version"
-       r"|branch|project|from))|\bfork \(without exec\)|\bpthread_atfork\b",
+       r"|branch|project|from))|\bfork \(without exec\)|\bpthread_atfork\b"
+       r"|\b(?:calls?|called|calling|does|did|doing) (?:a |an )?`?fork\b`?(?! of\b)",
        "https://man7.org/linux/man-pages/man2/fork.2.html; https://github.com/xianyi/OpenBLAS/issues/294 (cases-8)"),
     # --- the causes the precise readers know best, told without the tool's output (second group of the tenth pass):
     # each a mechanism's everyday words that the seen sets show in several projects

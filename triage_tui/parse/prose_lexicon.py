@@ -35,7 +35,10 @@ def _p(oid: str, means: str, pattern: str, source: str, stated: bool = False) ->
 # a repository's fork ("my fork of the repo")
 _FORK = (r"(?:\bos\.fork\(\)|\bfork\(\)|\bfork(?:s|ed|ing)? (?:off )?(?:the |a |its |new |worker )?(?:process(?:es)?|workers?"
          r"|child(?:ren)?|subprocess(?:es)?)\b|\bforked (?:child|children|process(?:es)?|workers?|subprocess(?:es)?)\b"
-         r"|\bafter (?:a |the )?fork\b|\b(?:got|been|be|is|was|were) forked\b|\bfork (?:start method|context|mode)\b)")
+         r"|\bafter (?:a |the )?fork\b|\b(?:got|been|be|is|was|were) forked\b|\bfork (?:start method|context|mode)\b"
+         # fork(2) named as a call the program makes ("after the process calls fork", "does a `fork` followed by an
+         # exec"; eleventh pass: openpbs-1588, cases-9, google-cloud-python-4992, cases-10)
+         r"|\b(?:calls?|called|calling|does|did|doing) (?:a |an )?`?fork\b`?(?! of\b))")
 _LOCKED = r"\b(?:lock(?:s|ed)?|deadlock(?:s|ed)?|hangs?|hanging|hung|stuck)\b"
 _NETFS = (r"\b(?:nfs[34]?|lustre|gpfs|cephfs|ceph-fuse|beegfs|cifs|smb|sshfs|s3fs|gcsfuse|network (?:storage|filesystem"
           r"|file system|drive))\b")
@@ -205,9 +208,12 @@ PROSE: tuple[Signal, ...] = (
        r"\b(?:run|runs|works?|working)\b[^\n]{0,40}?\b(?:directly|interactively|in (?:the|a|my) (?:terminal|shell)|by hand)"
        r"\b[^\n]{0,200}?\b(?:as a (?:slurm |batch |sbatch )?job|(?:with|through|via|under|in) (?:sbatch|slurm|nohup|a batch "
        r"job)|in the background)\b[^\n]{0,200}?\b(?:outputs?|prints?|shows?|writes?)\b[^\n]{0,20}?\bnothing\b"
-       r"|\b(?:training|it|the (?:job|run|model))\b[^\n]{0,10}?\b(?:is|was|keeps?) (?:working|running|progressing|training)"
-       r"\b[^\n]{0,160}?\b(?:console|terminal|stdout|output|screen)\b[^\n]{0,40}?\b(?:hasn'?t|has not|doesn'?t|does not"
-       r"|didn'?t|did not|never|won'?t)\b[^\n]{0,20}?\b(?:show|shown|print|printed|update|updated|display|displayed)",
+       r"|\b(?:training|it|the (?:job|run|model|process))\b[^\n]{0,10}?\b(?:is|was|keeps?) (?:working|running|progressing"
+       r"|training)\b[^\n]{0,160}?\b(?:console|terminal|stdout|output|screen)\b[^\n]{0,40}?\b(?:(?:hasn'?t|has not|doesn'?t"
+       r"|does not|didn'?t|did not|never|won'?t)\b[^\n]{0,20}?\b(?:show|shown|print|printed|update|updated|display|displayed)"
+       # the same told affirmatively (eleventh pass; lightgbm-7394, cases-10: "training normally ..., but the console
+       # shows no output for minutes")
+       r"|(?:shows?|showed|prints?|printed|displays?) (?:no|nothing)\b)",
        "https://github.com/MIC-DKFZ/nnUNet/issues/2921"),
     # --- a memory figure that counts pages twice (ninth pass, from the seen sets): RSS summed over forked children
     # counts each copy-on-write page once per process ("RSS overestimates due to copy-on-write", "PSS is more
