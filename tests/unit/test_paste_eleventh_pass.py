@@ -127,3 +127,22 @@ def test_training_running_while_the_console_shows_nothing_is_healthy() -> None:
     text = ("The symptom is indistinguishable from a hang: the process is training normally (CPU active, memory "
             "growing), but the console shows no output for minutes.")
     assert _causes(text)[:1] == ["healthy"]
+
+
+@pytest.mark.parametrize("text", [
+    # kempnerforge-49 (cases-10), as posted
+    "some ranks enter the `torch.load` branch and others\nskip it, then the following `broadcast_object_list` "
+    "deadlocks because the\nnon-participating ranks never post the matching collective.",
+    # pytorch-138322 (cases-9): the collective under a rank test, as code
+    "rank = int(os.getenv(\"RANK\", \"0\"))\nif rank != 3:\n    torch.distributed.barrier()\nprint(f\"{rank} Done.\")",
+])
+def test_a_collective_some_ranks_never_call_is_a_mismatch(text: str) -> None:
+    assert _causes(text)[:1] == ["collective-mismatch"]
+
+
+@pytest.mark.parametrize("line", [
+    "if rank == 0:\n    print('saving')",
+    "the ranks never reach the end of the epoch",
+])
+def test_a_rank_test_without_a_collective_is_no_skipped_collective(line: str) -> None:
+    assert "told-collective-skipped" not in {s.id for s in scan_told(line.replace("\n", " "))}

@@ -36,7 +36,7 @@ CATALOGUE: tuple[Spec, ...] = (
                       ("", "capture stacks of all ranks: S — every rank in one collective means the transport"))),
     Spec("collective-mismatch", "Ranks in different collectives (one skipped or reordered a collective)",
          needs="several-processes | stacks-several-ranks | stacks-different-collectives | log-several-ranks"
-               " | log-nccl-timeout | log-horovod-stall",
+               " | log-nccl-timeout | log-horovod-stall | told-collective-skipped",  # told: it names the ranks
          needs_text="fewer than 3 processes seen: no collective",
          next_checks=(("", "capture stacks of all ranks (S) and compare the collective each is in; does it hang at the "
                            "same step every run?"),)),

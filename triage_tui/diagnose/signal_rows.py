@@ -106,6 +106,8 @@ SIGNAL_ROWS: tuple[Row, ...] = (
     Row("crashed-worker", "told-crash-others-wait", 0.45, "told: the others wait for a worker that died"),
     Row("oom", "told-memory-grows", 0.2, "told: the memory grows, toward the OOM killer"),
     Row("io-blocked", "told-d-state", 0.45, "told: uninterruptible, so a wait on I/O"),
+    Row("collective-mismatch", "told-collective-skipped", 0.4, "told: some ranks never call the collective the "
+        "others wait in"),
     Row("io-blocked", "told-netfs-stuck", 0.4, "told: the network filesystem does not answer"),
     Row("fork-inherited-lock", "stacks-fork-lock", 0.6, "the lock's holder is a thread the forked child does not have"),
     Row("fork-inherited-lock", "log-ends-at-child-start", 0.35, "the worker hung before its first task, where an "

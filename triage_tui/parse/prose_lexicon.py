@@ -199,6 +199,21 @@ PROSE: tuple[Signal, ...] = (
        r"|flash[-_ ]?attn|xformers|sdpa|cutlass)\b[^\n]{0,20}?\b(?:kernels?|backend)\b|--[\w-]{0,30}(?:attention|attn|prefill"
        r"|decode|moe|gemm|sampling|kernel)[\w-]{0,20}backend[= ]\w{1,20}|\bVLLM_ATTENTION_BACKEND=\w{1,20})",
        "https://github.com/flashinfer-ai/flashinfer/issues/3986"),
+    # --- a collective some ranks never call (eleventh pass, from the seen sets): torch.distributed's rule that every
+    # rank of the group must call each collective, told as the ranks that skip it ("the non-participating ranks never
+    # post the matching collective", "ranks 6/7 hadn't scheduled their side"), or shown as code: a collective under a
+    # rank test ("if rank != 3: torch.distributed.barrier()")
+    _p("told-collective-skipped", "a collective that some ranks never call, told in words or shown as code (every rank "
+       "of the group must call it: the ones that did wait for the rest)",
+       r"\branks?\b[^\n]{0,60}?\b(?:never (?:post|call|reach|enter|issue|schedul)\w{0,3}|(?:hadn'?t|had not|haven'?t|have not"
+       r"|didn'?t|did not|don'?t|do not|does not|doesn'?t) (?:yet )?(?:scheduled?|called?|reached?|posted?|issued?|enter(?:ed)?))"
+       r"\b[^\n]{0,60}?\b(?:collective|side|barrier|broadcast\w{0,12}|all_?reduce|all_?gather\w{0,6}|a2a|all_to_all\w{0,8}"
+       r"|the matching)\b|\bmatching collective\b"
+       r"|\bif\s{1,3}(?:self\.)?(?:rank|local_rank|global_rank|args\.rank|\w{0,20}get_rank\(\))\s{0,2}(?:!=|==|>=|<=|>|<)"
+       r"\s{0,2}\d{1,3}\s{0,2}:\s{1,40}(?:torch\.)?(?:distributed|dist)\.(?:barrier|all_reduce|broadcast\w{0,12}"
+       r"|all_gather\w{0,12}|reduce\w{0,12}|gather|scatter)\b",
+       "https://pytorch.org/docs/stable/distributed.html (collective functions: all processes of the group must call "
+       "them); https://github.com/pytorch/pytorch/issues/138322 (cases-9)"),
     # --- a healthy job whose output does not show (ninth pass, from the seen sets cases .. cases-8): a program's
     # stdout to a file or a pipe (a Slurm job, nohup, a container) is block-buffered, so a job that runs shows
     # nothing for hours; told as "it works when I run it directly, but as a job it outputs nothing", or "training
