@@ -82,6 +82,12 @@ for line in sys.stdin:
         os.close(w)
         grandchild = int(os.read(r, 32)); os.waitpid(middle, 0)  # the middle one exited and is reaped
         answer(middle=middle, grandchild=grandchild)
+    elif command[0] == "spin":  # 30 ms of CPU: its CPU ticks, and so its stat line, move
+        import time
+        started = time.process_time()
+        while time.process_time() - started < 0.03:
+            pass
+        answer(ok=True)
     elif command[0] == "subreaper":
         ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
         answer(ok=True)
@@ -245,5 +251,31 @@ def test_the_followed_tree_is_not_the_machine(controller: Controller) -> None:
         table = collector._table
         assert table is not None and not table.listed  # /proc was not listed
         assert set(table.stats) == {controller.pid, child}
+    finally:
+        collector.close()
+
+
+def test_a_busy_process_of_many_threads_costs_its_main_threads_children_file_only(
+        controller: Controller, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It ran (its stat line changed) but started no thread: only its main thread's children are read again; the
+    other threads' wait for its turn in the rotation (switched off here)."""
+    collector = SnapshotCollector()
+    try:
+        target = resolve_targets([str(controller.pid)])
+        got = controller.ask("thread")
+        assert _pids(_tick(collector, target)) == {controller.pid, got["child"], got["grandchild"]}  # a first look
+        monkeypatch.setattr(proc_tree, "REWALK_TICKS", 10**9)
+        read: list[str] = []
+        real = proc_tree.read_seq_text
+
+        def noting(path: str) -> str:
+            read.append(path)
+            return real(path)
+
+        monkeypatch.setattr(proc_tree, "read_seq_text", noting)
+        controller.ask("spin")  # it runs (its stat line moves); its thread count stays
+        _tick(collector, target)
+        mine = [path for path in read if path.startswith(f"/proc/{controller.pid}/")]
+        assert mine == [f"/proc/{controller.pid}/task/{controller.pid}/children"]
     finally:
         collector.close()

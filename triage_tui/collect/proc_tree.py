@@ -5,13 +5,18 @@ children, and /proc/PID/task/TID/children (CONFIG_PROC_CHILDREN, Linux 3.5+) pri
 stat line of every process of last tick's tree (held fds, held_files.py) and of the roots; the children of a
 process are read again only when it may have new ones:
 
-- it is new to the tree (or its PID now names another process: a new start time): all of its threads';
+- it is new to the tree (or its PID now names another process: a new start time), or its number of threads
+  changed: the children of all of its threads;
 - its stat line changed or, single-threaded, its schedstat run count moved: it ran, and only a process that
-  runs can fork (the count is read here once and handed to the process collector, which needs it anyway);
-- its turn in a slow rotation: every process's children are read once in REWALK_TICKS passes (staggered by
-  PID). That bounds what the two signals above can miss: a non-main thread of a multi-threaded process
-  that forked while the group's CPU ticks, faults and state stayed put (the run count is the main thread's),
-  or a child the kernel's list did not show yet (the file is documented as racy while children come and go).
+  runs can fork (the count is read here once and handed to the process collector, which needs it anyway).
+  Then the children of its main thread (of a single-threaded process, all of them): a busy process of 60
+  threads would otherwise cost 60 reads every pass;
+- its turn in a slow rotation: the children of all of its threads, once in REWALK_TICKS passes (staggered by
+  PID), less often for a process of many threads (once in REWALK_TICKS per THREADS_PER_TURN threads, so that
+  the rotation costs at most ~16 files per process per 10 passes). That bounds what the signals above miss: a
+  child started from a non-main thread of a process that did not change its thread count (found within
+  REWALK_TICKS passes for up to 16 threads), or a child the kernel's list did not show yet (the file is
+  documented as racy while children come and go).
 
 Which processes are in the tree is then decided as the machine-wide pass decided it: from each stat line's
 parent PID, the roots and everything below them (ProcTable.subtree). So a process whose parent exits and
@@ -38,6 +43,16 @@ from .proc_table import ProcTable, read_bytes, read_seq_text
 _CHUNK = 4096  # a stat or schedstat line is a few hundred bytes (held_files.py reads the same)
 REWALK_TICKS = 10  # every tree process's children are read at least once in this many passes
 CHILDREN_FILE = "children"  # the file's name under /proc/PID/task/TID (a test points it elsewhere)
+
+
+THREADS_PER_TURN = 16  # a process of more threads has its turn less often: once in REWALK_TICKS per 16 threads
+
+
+def _on_turn(pid: int, tick: int, threads: int) -> bool:
+    """Whether this pass reads the children of every thread of `pid` on the rotation (staggered by PID). A
+    process of many threads costs a children file per thread, so its turn comes less often: the rotation reads
+    at most ~THREADS_PER_TURN files per process per REWALK_TICKS passes, whatever the threads."""
+    return (pid + tick) % (REWALK_TICKS * (1 + (max(threads, 1) - 1) // THREADS_PER_TURN)) == 0
 
 
 class Unfollowable(Exception):
@@ -117,8 +132,10 @@ class TreeFollower:
             seen.add(pid)
             stats[pid] = old
             lines[pid] = raw
-            if (count is not None and count != old_counts.get(pid)) or (pid + tick) % REWALK_TICKS == 0:
+            if _on_turn(pid, tick, old.num_threads):
                 general.extend(self._children(pid, old.num_threads))
+            elif count is not None and count != old_counts.get(pid):
+                general.extend(self._children(pid, 1))
         if held is not None:
             held.preads += preads
         self._walk_generally(general, seen, table, old_lines, old_stats, old_counts, held)
@@ -159,12 +176,14 @@ class TreeFollower:
                     run_counts[pid] = count
                 except (OSError, ValueError, IndexError):
                     count = None
-            if (old is None or changed or (count is not None and count != old_counts.get(pid))
-                    or (pid + tick) % REWALK_TICKS == 0):
-                todo.extend(self._children(pid, stat.num_threads))
+            if old is None or stat.num_threads != old.num_threads or _on_turn(pid, tick, stat.num_threads):
+                todo.extend(self._children(pid, stat.num_threads))  # every thread's
+            elif changed or (count is not None and count != old_counts.get(pid)):
+                todo.extend(self._children(pid, 1))  # the main thread's (a process's only thread, mostly)
 
     def _children(self, pid: int, threads: int) -> list[int]:
-        """The children of every thread of `pid` (a process started from a thread is that thread's child).
+        """The children of every thread of `pid` (a process started from a thread is that thread's child); with
+        `threads` 1, of its main thread only (the task whose TID is the PID).
         Raises Unfollowable (and sets `fallback`) when a live process's children file cannot be read."""
         self.walked += 1
         base = f"{self.proc}/{pid}/task"
