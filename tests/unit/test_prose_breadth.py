@@ -21,6 +21,9 @@ CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 
 # fixture -> (the breadth row it shows, the cause ranked first); the case each excerpt is from
 CASES = {
+    # eleventh pass
+    "breadth_nccl_tests_117_p2p_hang.txt": ("told-word-nccl-tests", "collective-hang"),  # cases nccl-tests-117
+    "breadth_nccl_tests_200_mpirun_hang.txt": ("told-word-nccl-tests", "collective-hang"),  # cases-10 nccl-tests-200
     "breadth_io_caffe_network_drive.txt": ("told-word-io", "io-blocked"),  # cases-9 caffe-6020
     "breadth_io_nfs_ganesha_uninterruptible.txt": ("told-word-io", "io-blocked"),  # cases-6 nfs-ganesha-1327
     "breadth_spin_libiscsi_pollhup.txt": ("told-word-spin", "busy-loop"),  # cases-9 libiscsi-241

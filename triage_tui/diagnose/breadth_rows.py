@@ -34,5 +34,7 @@ BREADTH_ROWS: tuple[Row, ...] = (
     Row("crashed-worker", "told-word-died", WEAK, "told: a fault's words (SIGSEGV, SIGABRT, exit code -11)"),
     Row("oom", "told-word-sigkill", WEAK, "told: SIGKILL (exit code -9), unasked the OOM killer's"),
     Row("wait-for-missing-rank", "told-word-late", WEAK, "told: one rank at its own work while the others wait"),
+    # eleventh pass
+    Row("collective-hang", "told-word-nccl-tests", WEAK, "told: an nccl-tests binary (only NCCL collectives run there)"),
 )
 

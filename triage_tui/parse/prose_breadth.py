@@ -183,5 +183,13 @@ BREADTH: tuple[Signal, ...] = (
        r"|\bwaiting for (?:rank|the other ranks?|other ranks?|all ranks)\b|\bother ranks\b[^\n]{0,30}?\bwait",
        "https://pytorch.org/docs/stable/distributed.html (barrier); https://github.com/pytorch/pytorch/issues/87995 "
        "(cases-8)"),
+    # --- a collective hang: nccl-tests' binaries (all_reduce_perf, sendrecv_perf, ...) run nothing but NCCL
+    # collectives, so a hang there is the transport's, no application logic between the ranks (eleventh pass:
+    # nccl-tests-117 in cases, nccl-tests-200 in cases-10)
+    _w("told-word-nccl-tests", "an nccl-tests binary named (it runs only NCCL collectives: a hang there is the "
+       "transport's)",
+       r"\b(?:all_reduce|all_gather|broadcast|reduce_scatter|reduce|alltoall|sendrecv|scatter|gather|hypercube)_perf\b",
+       "https://github.com/NVIDIA/nccl-tests (README: the tests); https://github.com/NVIDIA/nccl-tests/issues/117 "
+       "(cases)"),
 )
 
