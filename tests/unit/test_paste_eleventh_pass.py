@@ -146,3 +146,42 @@ def test_a_collective_some_ranks_never_call_is_a_mismatch(text: str) -> None:
 ])
 def test_a_rank_test_without_a_collective_is_no_skipped_collective(line: str) -> None:
     assert "told-collective-skipped" not in {s.id for s in scan_told(line.replace("\n", " "))}
+
+
+@pytest.mark.parametrize("line", [
+    "Subsequent requests then return HTTP 500 until the server is killed.",  # vllm-42186 (cases-10)
+    "it hangs until killed",
+])
+def test_a_hang_that_lasts_until_someone_kills_it_is_no_sigkill(line: str) -> None:
+    assert "log-killed" not in {s.id for s in scan_line(line)}
+
+
+def test_a_kill_still_reads() -> None:
+    assert "log-killed" in {s.id for s in scan_line("the worker was killed by the OOM killer")}
+
+
+@pytest.mark.parametrize("text", [
+    # ormah-207 (cases-10), as posted
+    "On 0.14.8, a lock-order inversion between the restore-exclusion RLock (`L_mem`) and `Database._lock` (`L_db`) "
+    "deadlocks the server roughly **2 minutes after every start**.",
+    # the kernel's lockdep
+    "WARNING: possible circular locking dependency detected",
+])
+def test_a_lock_order_inversion_is_a_deadlock(text: str) -> None:
+    assert _causes(text)[:1] == ["deadlock"]
+
+
+def test_a_lock_file_is_no_lock_order() -> None:
+    assert "told-lock-order" not in {s.id for s in scan_told("delete the lock file in torch_extensions and it works")}
+
+
+def test_dev_shm_at_the_container_default_outranks_the_segfault_it_causes() -> None:
+    # ai-cloud-validation-643 (cases-10), as posted: UCX's shared-memory transport segfaults in a 64Mi /dev/shm
+    text = ("`nccl_allreduce_job.yaml` does not mount a `/dev/shm` volume, so the container falls back to Kubernetes' "
+            "default 64Mi tmpfs.\n\n```\nmm_iface failed to allocate receive FIFO\n...\n"
+            "[ucp_address_unpack] Caught signal 11 (Segmentation fault)\n```\n")
+    assert _causes(text)[:1] == ["shm-exhausted"]
+
+
+def test_a_64_mb_figure_without_shm_is_no_shm() -> None:
+    assert "told-shm-default-size" not in {s.id for s in scan_told("the batch is 64 MB and the GPU has 24 GB")}

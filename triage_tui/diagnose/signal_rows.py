@@ -106,6 +106,8 @@ SIGNAL_ROWS: tuple[Row, ...] = (
     Row("crashed-worker", "told-crash-others-wait", 0.45, "told: the others wait for a worker that died"),
     Row("oom", "told-memory-grows", 0.2, "told: the memory grows, toward the OOM killer"),
     Row("io-blocked", "told-d-state", 0.45, "told: uninterruptible, so a wait on I/O"),
+    Row("deadlock", "told-lock-order", 0.4, "told: two locks taken in opposite orders"),
+    Row("shm-exhausted", "told-shm-default-size", 0.3, "told: /dev/shm at the 64 MB container default"),
     Row("collective-mismatch", "told-collective-skipped", 0.4, "told: some ranks never call the collective the "
         "others wait in"),
     Row("io-blocked", "told-netfs-stuck", 0.4, "told: the network filesystem does not answer"),

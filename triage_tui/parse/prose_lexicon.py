@@ -214,6 +214,26 @@ PROSE: tuple[Signal, ...] = (
        r"|all_gather\w{0,12}|reduce\w{0,12}|gather|scatter)\b",
        "https://pytorch.org/docs/stable/distributed.html (collective functions: all processes of the group must call "
        "them); https://github.com/pytorch/pytorch/issues/138322 (cases-9)"),
+    # --- a lock-order deadlock told by its name (eleventh pass): two locks taken in opposite orders, the term of the
+    # Linux kernel's lockdep ("possible circular locking dependency detected") and of ThreadSanitizer
+    # ("lock-order-inversion (potential deadlock)"); not the bare word "deadlock" (most seen threads that say it have
+    # another cause) nor "lock order" near a lock file
+    _p("told-lock-order", "two locks taken in opposite orders, told in words (a lock-order inversion: a deadlock cycle)",
+       r"\block[- ]order[- ]inversion\b|\block[- ]ordering (?:violation|bug|problem|issue|deadlock)\b"
+       r"|\b(?:opposite|reverse|reversed|inverted|inconsistent) (?:lock )?(?:acquisition )?orders? (?:on|of|for) (?:the |two |both )"
+       r"?(?:locks|mutexes|mutices)\b|\bcircular locking dependency\b|\bABBA (?:dead)?lock",
+       "https://www.kernel.org/doc/html/latest/locking/lockdep-design.html; "
+       "https://github.com/google/sanitizers/wiki/ThreadSanitizerDeadlockDetector; "
+       "https://github.com/r-spade/ormah/issues/207 (cases-10)"),
+    # --- /dev/shm at the container default (eleventh pass): docker and Kubernetes give a container a 64 MB /dev/shm
+    # unless told otherwise (docker run --shm-size: "default 64m"); NCCL, DataLoader workers and MPI's shared-memory
+    # transport need more, and running out shows as a bus error or a segfault, not a clean error
+    _p("told-shm-default-size", "/dev/shm told at the container default of 64 MB (too small for shared-memory "
+       "transports and DataLoader workers)",
+       r"\b64 ?(?:Mi|MiB|MB|M|m)\b[^\n]{0,40}?(?:/dev/shm|\bshm\b|\btmpfs\b|\bshared memory\b)"
+       r"|(?:/dev/shm|\bshm\b|\bshared memory\b)[^\n]{0,60}?\b64 ?(?:Mi|MiB|MB|M|m)\b(?!/)",
+       "https://docs.docker.com/reference/cli/docker/container/run/ (--shm-size, default 64m); "
+       "https://github.com/NVIDIA/ai-cloud-validation/issues/643 (cases-10)"),
     # --- a healthy job whose output does not show (ninth pass, from the seen sets cases .. cases-8): a program's
     # stdout to a file or a pipe (a Slurm job, nohup, a container) is block-buffered, so a job that runs shows
     # nothing for hours; told as "it works when I run it directly, but as a job it outputs nothing", or "training

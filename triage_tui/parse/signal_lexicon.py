@@ -91,6 +91,10 @@ LEXICON: tuple[Signal, ...] = (
     # "+++ killed by SIGINT +++" names another signal (the person's Ctrl-C), not a SIGKILL (ninth pass)
     _s("log-killed", "a process was killed by SIGKILL",
        r"(?<!or was )(?<!\bI )(?<!\bI just )(?<!\bI then )(?<!\bI've )(?<!\bI have )(?<!\bwe )(?<!\bwe just )(?<!\bWe )"
+       # nor a hang that lasts "until the server is killed": the person's kill that ends it (eleventh pass;
+       # vllm-42186, cases-10, the same rule as the eighth pass's "I killed the job")
+       r"(?<!until )(?<!until it is )(?<!until it was )(?<!until it gets )(?<!until the server is )"
+       r"(?<!until the process is )(?<!until the job is )"
        r"\bkilled\b(?! by signal)(?! by SIG(?!KILL))|SIGKILL|exitcode\s{0,4}:?\s{0,4}-9\b|signal 9\b|(?:code|status)\s{0,4}[:=]?\s{0,4}(?:137|-9)\b",
        "https://github.com/anishathalye/neural-style/issues/131", stated=True),
     _s("log-oom-words", "someone says the memory ran out", r"not (?:have )?enough (?:memory|RAM)"
