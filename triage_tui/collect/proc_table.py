@@ -112,6 +112,13 @@ class ProcTable:
     # schedstat run counts read by the pass (proc_tree.py: single-threaded tree processes), for the rows
     run_counts: dict[int, int] = field(default_factory=dict)
 
+    def index_children(self) -> None:
+        """Fill `children` from the stat lines' parent PIDs, each list in PID order (once, after a pass)."""
+        for stat in self.stats.values():
+            self.children.setdefault(stat.ppid, []).append(stat.pid)
+        for kids in self.children.values():
+            kids.sort()
+
     def parent(self, pid: int) -> Optional[int]:
         stat = self.stats.get(pid)
         return stat.ppid if stat else None
@@ -187,9 +194,5 @@ def read_proc_table(proc: str = "/proc", previous: Optional[ProcTable] = None,
             stats[stat.pid] = stat
             lines[stat.pid] = raw
             parsed.append(stat.pid)
-    children = table.children
-    for stat in stats.values():
-        children.setdefault(stat.ppid, []).append(stat.pid)
-    for kids in children.values():
-        kids.sort()
+    table.index_children()
     return table

@@ -75,7 +75,6 @@ class TreeFollower:
         if self.fallback:
             return None
         table = ProcTable(tick=previous.tick + 1 if previous is not None else 0)
-        stats = table.stats
         old_lines = previous.lines if previous is not None else {}
         old_stats = previous.stats if previous is not None else {}
         old_counts = previous.run_counts if previous is not None else {}
@@ -85,11 +84,7 @@ class TreeFollower:
             self._walk(todo, seen, table, old_lines, old_stats, old_counts, held)
         except Unfollowable:
             return None
-        children = table.children
-        for stat in stats.values():
-            children.setdefault(stat.ppid, []).append(stat.pid)
-        for kids in children.values():
-            kids.sort()
+        table.index_children()
         return table
 
     def _walk(self, todo: list[int], seen: set[int], table: ProcTable, old_lines: Mapping[int, bytes],
