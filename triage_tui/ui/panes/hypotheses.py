@@ -155,11 +155,13 @@ def _wrapped(text: str, width: int, style: str, first: str = "", rest: str = "  
     return list(_wrap(text, width, style, first, rest))
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _wrap(text: str, width: int, style: str, first: str, rest: str) -> tuple[Text, ...]:
     # Kept: most evidence texts are the same from one refresh to the next, and wrapping them all again
     # was most of what a quiet refresh cost the UI thread. The Texts are shared: the tree copies a label.
     # The evidence quotes names, paths and log lines: made visible before it is wrapped, and a Text.
+    # 1,024: a refresh wraps ~100-150 texts; texts with a growing figure ("idle for 7 min") add a few a tick,
+    # which at 4,096 grew a long watch's memory by ~1 MB before the oldest were dropped.
     lines = textwrap.wrap(visible(text), max(12, width), initial_indent=first, subsequent_indent=rest,
                           break_long_words=True, break_on_hyphens=False) or [first]
     return tuple(Text(line, style=style) for line in lines)
