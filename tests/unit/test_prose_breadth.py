@@ -58,6 +58,11 @@ CASES = {
     "breadth_late_sglang_39128.txt": ("told-word-late", "wait-for-missing-rank"),  # cases-2 sglang-39128
     "breadth_late_pytorch_87995.txt": ("told-word-late", "wait-for-missing-rank"),  # cases-8 pytorch-87995
     "breadth_compile_vllm_17451.txt": ("told-word-compile", "compiling"),  # cases-3 vllm-17451
+    # twelfth pass
+    "breadth_cpu_limit_nvidia_docker_757.txt": ("told-word-cpu-limit", "cpu-starved"),  # cases-11 nvidia-docker-757
+    "breadth_cpu_limit_311_data_994.txt": ("told-word-cpu-limit", "cpu-starved"),  # cases-8 311-data-994
+    "breadth_fork_logging_multiprocessing_logging_26.txt": ("told-word-fork-logging", "fork-inherited-lock"),  # cases-11
+    "breadth_fork_logging_prunemate_29.txt": ("told-word-fork-logging", "fork-inherited-lock"),  # cases-7 prunemate-29
 }
 
 

@@ -36,5 +36,9 @@ BREADTH_ROWS: tuple[Row, ...] = (
     Row("wait-for-missing-rank", "told-word-late", WEAK, "told: one rank at its own work while the others wait"),
     # eleventh pass
     Row("collective-hang", "told-word-nccl-tests", WEAK, "told: an nccl-tests binary (only NCCL collectives run there)"),
+    # twelfth pass
+    Row("cpu-starved", "told-word-cpu-limit", WEAK, "told: a CPU limit (a container's quota, cores pinned, a fraction of "
+        "a vCPU): more threads than it allows are throttled"),
+    Row("fork-inherited-lock", "told-word-fork-logging", WEAK, "told: logging with multiprocessing or a fork (logging's "
+        "lock is the one a fork most often copies held)"),
 )
-

@@ -118,4 +118,13 @@ SIGNAL_ROWS: tuple[Row, ...] = (
     Row("gpu-lost", "log-nvrm-error", 0.45, "the GPU's driver failed an operation on it"),
     Row("collective-mismatch", "log-horovod-stall", 0.4, "Horovod: ranks submit different tensors (or only some submit)"),
     Row("wait-for-missing-rank", "log-horovod-stall", 0.3, "Horovod: the ranks it lists have not submitted the tensor"),
+    # the twelfth pass (written from the seen sets cases .. cases-11, each row right on >= 2 of them): ENOSPC in a
+    # distributed job: on every seen paste that shows it (cases-4: megatron-878, nccl-342, xgboost-5963; cases-11:
+    # xpk-965) the space that ran out was /dev/shm (NCCL's and torch's shared-memory segments, docker's 64 MB), and
+    # the worker that exited with it died of that, not of a fault of its own
+    Row("shm-exhausted", "log-no-space", 0.3, "a write that fails for lack of space in a job's workers is most often "
+        "/dev/shm (a shared-memory segment, 64 MB in a container)"),
+    Row("shm-exhausted", "log-no-space & log-worker-exited", 0.1, "and a worker exited of it (as with SIGBUS)"),
+    Row("crashed-worker", "log-no-space & log-worker-exited", -0.2, "the exit follows a write that failed for lack of "
+        "space"),
 )

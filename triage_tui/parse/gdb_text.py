@@ -31,6 +31,13 @@ from .text_errors import ParseError
 
 GDB_THREAD = re.compile(r"^Thread (\d{1,6}) \((?:Thread 0x[0-9a-fA-F]{1,16} )?\(?LWP (\d{1,10})\)")
 GDB_FRAME = re.compile(r"^#\d{1,4}\s{1,4}(?:0x[0-9a-fA-F]{1,16} in )?[\w~:<>.@*&,\[\]$-]")
+# a frame whose `#` was lost on the way (stripped by hand, or eaten as a Markdown heading outside a fence):
+# `0  0x00007ff143a9881d in __lll_lock_wait () from /usr/lib64/libpthread.so.0`, then `5  berkdb_receive_rtn ()`
+# for an inlined frame. A block starts only at frame 0 with its address and " in " (a numbered list does not); the
+# frames after it need the call's `(` (twelfth pass; comdb2-4035, cases-11: two replication threads in
+# __lll_lock_wait pasted so)
+BARE_FRAME_0 = re.compile(r"^0\s{1,4}0x[0-9a-fA-F]{4,16} in [\w~:<>.@*&$-]{1,300} \(")
+BARE_FRAME = re.compile(r"^\d{1,4}\s{1,4}(?:0x[0-9a-fA-F]{4,16} in )?[\w~:<>.@*&$-]{1,300} \(")
 PYSTACK_THREAD = re.compile(r"^Traceback for thread (\d{1,10}) \(([^()]{0,64})\)")
 PY_BT = "Traceback (most recent call first):"
 # `module!function(` where the module is a file name (libc.so.6, python3.10, _C.cpython-310-x86_64-linux-gnu.so)
@@ -60,6 +67,8 @@ def _gdb_frame(line: str) -> Optional[Frame]:
     body = line.strip()
     if MODULE_FRAME.match(body):
         return _module_frame(line)
+    if BARE_FRAME.match(body):
+        body = "#" + body
     if not body.startswith("#"):
         return None
     space = body.find(" ")
@@ -103,12 +112,18 @@ def parse_gdb(text: str) -> tuple[ProcessStacks, ...]:
     last_number: Optional[int] = None
     pybt = False
     anonymous = 0
+    next_bt = False  # frame 0 again after a headerless `bt`: another thread's `bt` of the same process
 
     def start(lwp: int, name: str, number: Optional[int]) -> None:
-        nonlocal current, last_number, pybt
+        nonlocal current, last_number, pybt, next_bt
         if lwp not in threads:
-            if number is None or last_number is None or number >= last_number or not procs:
+            if number is None:
+                fresh = not next_bt
+            else:
+                fresh = last_number is None or number >= last_number
+            if fresh or not procs:
                 procs.append([])
+            next_bt = False
             procs[-1].append(lwp)
             threads[lwp] = {"name": name, "frames": []}
         current, pybt = lwp, False
@@ -129,9 +144,12 @@ def parse_gdb(text: str) -> tuple[ProcessStacks, ...]:
                 start(anonymous, "py-bt", None)
             pybt = True
             continue
+        bare_0 = stripped.startswith("#0 ") or bool(BARE_FRAME_0.match(stripped))
+        if current is not None and current < 0 and not pybt and bare_0 and threads[current]["frames"]:
+            current, next_bt = None, True  # the next thread's `bt`, pasted after it
         if current is None:
-            if GDB_FRAME.match(stripped) or MODULE_FRAME.match(stripped):  # a bare `bt` of one thread
-                anonymous -= 1
+            if GDB_FRAME.match(stripped) or MODULE_FRAME.match(stripped) or BARE_FRAME_0.match(stripped):
+                anonymous -= 1  # a bare `bt` of one thread
                 start(anonymous, "bt", None)
             else:
                 continue

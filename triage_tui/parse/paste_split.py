@@ -104,7 +104,8 @@ def _starts(lines: list[str], i: int) -> Optional[tuple[str, int]]:
     if faulthandler.THREAD.match(s) or s.startswith("Fatal Python error") or faulthandler.TIMEOUT.match(s) \
             or faulthandler.STACK.match(s):
         return "faulthandler", _run(lines, i, _faulthandler_like, blank_ok=True)
-    if gdb_text.GDB_THREAD.match(s) or (gdb_text.GDB_FRAME.match(s) and s.startswith("#0 ")) or s == gdb_text.PY_BT:
+    if gdb_text.GDB_THREAD.match(s) or (gdb_text.GDB_FRAME.match(s) and s.startswith("#0 ")) or s == gdb_text.PY_BT \
+            or gdb_text.BARE_FRAME_0.match(s):
         return "gdb", _run(lines, i, _gdb_like, blank_ok=True)
     if pyspy_top.is_start(s):
         return "py-spy-top", _run(lines, i, pyspy_top.is_line, blank_ok=True)
@@ -148,7 +149,7 @@ def _faulthandler_like(line: str) -> bool:
 def _gdb_like(line: str) -> bool:
     s = line.strip()
     return (s.startswith(("#", "Thread ", "File ", "[")) or line.startswith((" ", "\t")) or s == gdb_text.PY_BT
-            or bool(gdb_text.GDB_THREAD.match(s)))
+            or bool(gdb_text.GDB_THREAD.match(s)) or bool(gdb_text.BARE_FRAME.match(s)))
 
 
 def _traceback_like(line: str) -> bool:

@@ -191,5 +191,28 @@ BREADTH: tuple[Signal, ...] = (
        r"\b(?:all_reduce|all_gather|broadcast|reduce_scatter|reduce|alltoall|sendrecv|scatter|gather|hypercube)_perf\b",
        "https://github.com/NVIDIA/nccl-tests (README: the tests); https://github.com/NVIDIA/nccl-tests/issues/117 "
        "(cases)"),
+    # --- a starved CPU: a CPU limit named (twelfth pass): docker's --cpus / --cpu-quota, cgroup v2's cpu.max and v1's
+    # cfs_quota_us, cpu.stat's nr_throttled, a Kubernetes CPU limit, cores pinned, a fraction of a vCPU. A job sized
+    # for the machine's cores runs more threads than the quota allows and is throttled (seen: 311-data-994 "0.5
+    # vCPUs", cases-8; hypergbm-93 "the resource limits", cases-10; nvidia-docker-757 --cpu-quota, ollama-17916
+    # "pinned to 4 CPUs", cases-11)
+    _w("told-word-cpu-limit", "a CPU limit told (a container's CPU quota, cores pinned, a fraction of a vCPU)",
+       r"\b(?:cpu|cpus|cores?|vcpus?)\b[^\n]{0,40}?\b(?:limits?|quotas?|pinned|capped)\b"
+       r"|\b(?:limits?|quotas?|pinned|capped)\b[^\n]{0,30}?\b(?:to |at )?(?:\d{1,4}(?:\.\d{1,3})? )?(?:cpu|cpus|cores?"
+       r"|vcpus?)\b|--cpu-quota\b|--cpus\b|\bcpu\.max\b|\bcfs_quota_us\b|\bnr_throttled\b|\b\d?\.\d{1,3} ?vCPUs?\b",
+       "https://docs.docker.com/engine/containers/resource_constraints/ (--cpus, --cpu-quota); "
+       "https://docs.kernel.org/admin-guide/cgroup-v2.html (cpu.max, cpu.stat nr_throttled); "
+       "https://github.com/DataCanvasIO/HyperGBM/issues/93 (cases-10)"),
+    # --- a lock inherited across fork: logging named with multiprocessing or a fork (twelfth pass). logging's handler
+    # lock and the stream's buffer lock are the locks a fork most often copies held: a thread of the parent was
+    # writing a record when it forked, and the child's first record waits on it for ever (CPython bpo-6721; the
+    # logging cookbook: logging to one file from several processes is not supported). Seen: prunemate-29 (cases-7:
+    # a scheduler thread logging, then gunicorn forks), multiprocessing-logging-26 (cases-11)
+    _w("told-word-fork-logging", "logging told together with multiprocessing or a fork (its lock copied held across "
+       "fork)",
+       r"\b(?:multiprocessing|billiard)\b[^\n]{0,80}?\blogg(?:ing|er)\b"
+       r"|\blogg(?:ing|er)\b[^\n]{0,80}?\b(?:multiprocessing|billiard|fork(?:s|ed|ing)?)\b",
+       "https://github.com/python/cpython/issues/50970 (bpo-6721: locks in the standard library should be sanitized on "
+       "fork); https://docs.python.org/3/howto/logging-cookbook.html (logging to a single file from multiple processes); "
+       "https://github.com/anoniemerd/PruneMate/issues/29 (cases-7)"),
 )
-

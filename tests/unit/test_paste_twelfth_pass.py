@@ -1,0 +1,101 @@
+"""The twelfth pass (issue 15), written from the seen sets (tests/corpus/cases .. cases-11), each row right on two
+seen sets or more (bench/paste_selection.py reports it per set, and leave-one-set-out): a CPU limit named (a
+starved CPU), logging with multiprocessing or a fork (an inherited lock), ENOSPC in a job's workers (/dev/shm), and
+a gdb backtrace whose `#` was lost (the lock-wait reading it feeds). Each on the seen cases' real text and on the
+negatives that must not fire.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from triage_tui.diagnose.pasted_text import diagnose_text
+from triage_tui.parse.gdb_text import parse_gdb
+from triage_tui.parse.paste_split import split_paste
+from triage_tui.parse.prose_lexicon import scan_told
+
+FIXTURES = Path(__file__).parent / "fixtures" / "paste"
+
+
+def _causes(text: str) -> list[str]:
+    return [h.id for h in diagnose_text(text).diagnosis.hypotheses if h.score > 0 and h.status != "ruled out"]
+
+
+def test_a_gdb_backtrace_without_its_hashes_is_read_as_two_lock_waits() -> None:
+    # comdb2#4035 (cases-11): two replication threads' `bt`, pasted without gdb's `#`, both in __lll_lock_wait
+    text = (FIXTURES / "gdb_bt_no_hash_two_lock_waits.txt").read_text(encoding="utf-8")
+    assert [p.kind for p in split_paste(text) if p.kind != "text"] == ["gdb"]
+    (proc,) = parse_gdb(text)
+    assert [t.frames[0].function for t in proc.threads] == ["__lll_lock_wait", "__lll_lock_wait"]
+    # inlined frames, no address
+    assert [f.function for f in proc.threads[0].frames[5:7]] == ["berkdb_receive_rtn_int", "berkdb_receive_rtn"]
+    assert _causes(text)[:1] == ["deadlock"]
+
+
+@pytest.mark.parametrize("text", [
+    # a numbered list is no backtrace: frame 0 needs its address and " in "
+    "0  items were lost\n1  retry (after a minute)\n2  it hangs again",
+    "Steps:\n1  start the server (port 8000)\n2  send a request",
+])
+def test_a_numbered_list_is_no_gdb_backtrace(text: str) -> None:
+    assert "gdb" not in [p.kind for p in split_paste(text)]
+
+
+@pytest.mark.parametrize("text", [
+    # nvidia-docker#757 (cases-11): the same job twice as slow at half the CFS quota
+    "starting the container with `docker run --runtime nvidia -d --name tftest --cpu-period=100000 "
+    "--cpu-quota=50000 --memory=3g server1077:443/custom/tensorflow:wide_deep`",
+    # ollama#17916 (cases-11): eight threads in a container pinned to four CPUs
+    "The container is pinned to 4 CPUs. `nproc` inside the container correctly reports `4`, but the runner still logs:",
+    # 311-data#994 (cases-8): gunicorn's workers time out on half a vCPU
+    "The app is currently CPU bound. We may want to run some more locust tests and/or change the CPU setting in "
+    "production (currently we're at 0.5 vCPUs).",
+    # hypergbm#93 (cases-10): a k8s pod that sees every CPU of the node under its limit
+    "We found the k8s pod can watch all cpu even if it has the resource limits.",
+])
+def test_a_cpu_limit_told_is_a_starved_cpu(text: str) -> None:
+    assert "told-word-cpu-limit" in {s.id for s in scan_told(text)}
+    assert _causes(text)[:1] == ["cpu-starved"]
+
+
+@pytest.mark.parametrize("line", [
+    "the GPU memory limit is 24 GB",
+    "we hit the API rate limit after 100 requests",
+    "CPU usage is at 100 % on one core",
+    "a time limit of 10 minutes per job",
+])
+def test_other_limits_are_no_cpu_limit(line: str) -> None:
+    assert "told-word-cpu-limit" not in {s.id for s in scan_told(line)}
+
+
+@pytest.mark.parametrize("text", [
+    # multiprocessing-logging#26 (cases-11), as posted
+    "I believe this is causing a deadlock in my project.   Currently I have certain processes which will "
+    "unexpectedly stop mid-processing with no exceptions, this problem goes away when I disable "
+    "multiprocessing-logging.",
+    # prunemate#29 (cases-7): a scheduler thread logs, then gunicorn's arbiter forks the worker
+    "1. \"Scheduler started\" / APScheduler thread begins running and logging\n"
+    "2. \"Starting gunicorn\" \u2014 arbiter forks the gthread worker",
+])
+def test_logging_told_with_multiprocessing_or_a_fork_is_an_inherited_lock(text: str) -> None:
+    # a paragraph is read as one line too (the list's two items here)
+    assert "told-word-fork-logging" in {o.id for o in diagnose_text(text).diagnosis.observations}
+    assert _causes(text)[:1] == ["fork-inherited-lock"]
+
+
+@pytest.mark.parametrize("line", [
+    # lightning#5865 (cases-7, a collective mismatch): loggers with threads, no fork
+    "loggers (in case of wandb multithreading) - os.environ[\"WANDB_START_METHOD\"] = \"thread\"",
+    "logging to stdout works, the training hangs at step 3",
+])
+def test_logging_alone_is_no_inherited_lock(line: str) -> None:
+    assert "told-word-fork-logging" not in {s.id for s in scan_told(line)}
+
+
+def test_no_space_left_in_a_workers_collective_is_shm_not_a_crash() -> None:
+    # xpk#965 (cases-11): torchrun's failure summary of a rank whose broadcast failed with ENOSPC on /dev/shm; the
+    # same reading is right on three cases-4 pastes (megatron-878, nccl-342, xgboost-5963)
+    text = (FIXTURES / "torchrun_summary_no_space_left.txt").read_text(encoding="utf-8")
+    assert _causes(text)[:2] == ["shm-exhausted", "crashed-worker"]
