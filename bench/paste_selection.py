@@ -49,9 +49,11 @@ ITEMS = (
          patches=((gdb_text, "BARE_FRAME_0"), (gdb_text, "BARE_FRAME"))),
     Item("told-word-cpu-limit", "cpu-starved", rows=(("cpu-starved", "told-word-cpu-limit"),)),
     Item("told-word-fork-logging", "fork-inherited-lock", rows=(("fork-inherited-lock", "told-word-fork-logging"),)),
+    Item("told-word-load-slow", "still-loading", rows=(("still-loading", "told-word-load-slow"),)),
     Item("log-no-space as /dev/shm", "shm-exhausted",
-         rows=(("shm-exhausted", "log-no-space"), ("shm-exhausted", "log-no-space & log-worker-exited"),
-               ("crashed-worker", "log-no-space & log-worker-exited"))),
+         rows=(("shm-exhausted", "log-no-space & !log-shm-sized"),
+               ("shm-exhausted", "log-no-space & log-worker-exited & !log-shm-sized"),
+               ("crashed-worker", "log-no-space & log-worker-exited & !log-shm-sized"))),
 )
 
 

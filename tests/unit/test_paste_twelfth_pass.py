@@ -1,7 +1,8 @@
 """The twelfth pass (issue 15), written from the seen sets (tests/corpus/cases .. cases-11), each row right on two
 seen sets or more (bench/paste_selection.py reports it per set, and leave-one-set-out): a CPU limit named (a
-starved CPU), logging with multiprocessing or a fork (an inherited lock), ENOSPC in a job's workers (/dev/shm), and
-a gdb backtrace whose `#` was lost (the lock-wait reading it feeds). Each on the seen cases' real text and on the
+starved CPU), logging with multiprocessing or a fork (an inherited lock), a model load told slow or still going,
+ENOSPC in a job's workers (/dev/shm), and a gdb backtrace whose `#` was lost (one seen set: a reader of gdb's own
+output feeding the lock-wait reading). Each on the seen cases' real text and on the
 negatives that must not fire.
 """
 
@@ -94,8 +95,31 @@ def test_logging_alone_is_no_inherited_lock(line: str) -> None:
     assert "told-word-fork-logging" not in {s.id for s in scan_told(line)}
 
 
+@pytest.mark.parametrize("text", [
+    # vllm#35547 (cases-4)
+    "When loading weights take very long (e.g., first-time loading), the server fails to start with the following error:",
+    # kolors-wrapper#6 (cases-10), as posted
+    'whait is  "Loading checkpoint shards:", why "Loading checkpoint shards:"  take me so long time',
+])
+def test_a_model_load_told_slow_is_still_loading(text: str) -> None:
+    assert "told-word-load-slow" in {s.id for s in scan_told(text)}
+
+
+@pytest.mark.parametrize("line", [
+    # sglang#39128 (cases-2, a rank the others wait for): "model loading" alone says nothing of its speed
+    "the barrier after model loading times out on rank 3",
+    "loading the model works, the first request hangs",
+    "still waiting for rank 1",
+])
+def test_model_loading_named_alone_is_no_slow_load(line: str) -> None:
+    assert "told-word-load-slow" not in {s.id for s in scan_told(line)}
+
+
 def test_no_space_left_in_a_workers_collective_is_shm_not_a_crash() -> None:
     # xpk#965 (cases-11): torchrun's failure summary of a rank whose broadcast failed with ENOSPC on /dev/shm; the
     # same reading is right on three cases-4 pastes (megatron-878, nccl-342, xgboost-5963)
     text = (FIXTURES / "torchrun_summary_no_space_left.txt").read_text(encoding="utf-8")
     assert _causes(text)[:2] == ["shm-exhausted", "crashed-worker"]
+    # a container given its own /dev/shm size: the space that ran out is the disk's
+    sized = "docker run --shm-size=32g --gpus all trainer:latest\n" + text
+    assert "shm-exhausted" not in _causes(sized)

@@ -63,6 +63,8 @@ CASES = {
     "breadth_cpu_limit_311_data_994.txt": ("told-word-cpu-limit", "cpu-starved"),  # cases-8 311-data-994
     "breadth_fork_logging_multiprocessing_logging_26.txt": ("told-word-fork-logging", "fork-inherited-lock"),  # cases-11
     "breadth_fork_logging_prunemate_29.txt": ("told-word-fork-logging", "fork-inherited-lock"),  # cases-7 prunemate-29
+    "breadth_load_slow_vllm_2253.txt": ("told-word-load-slow", "still-loading"),  # cases-9 vllm-2253
+    "breadth_load_slow_freetoken_237.txt": ("told-word-load-slow", "still-loading"),  # cases-11 freetoken-237
 }
 
 

@@ -41,4 +41,6 @@ BREADTH_ROWS: tuple[Row, ...] = (
         "a vCPU): more threads than it allows are throttled"),
     Row("fork-inherited-lock", "told-word-fork-logging", WEAK, "told: logging with multiprocessing or a fork (logging's "
         "lock is the one a fork most often copies held)"),
+    Row("still-loading", "told-word-load-slow", WEAK, "told: a model load slow or still going (it ends when the "
+        "weights are read)"),
 )

@@ -215,4 +215,18 @@ BREADTH: tuple[Signal, ...] = (
        "https://github.com/python/cpython/issues/50970 (bpo-6721: locks in the standard library should be sanitized on "
        "fork); https://docs.python.org/3/howto/logging-cookbook.html (logging to a single file from multiple processes); "
        "https://github.com/anoniemerd/PruneMate/issues/29 (cases-7)"),
+    # --- still loading: a load of the model told as slow or still going (twelfth pass): "the model is still loading",
+    # "loading weights take very long", "model loading speed", "Loading checkpoint shards ... take me so long". A
+    # load's time grows with the checkpoint and the storage it is read from; a server answers only when it is done
+    # (seen: vllm-35547, cases-4; vllm-2253, cases-9; kolors-wrapper-6, cases-10; freetoken-237, cases-11). Not the
+    # word "model loading" alone: the seen sets say it of ranks that wait at a barrier after their load too
+    _w("told-word-load-slow", "a model load told as slow or still going (the model is still loading, loading the "
+       "weights takes long)",
+       r"\b(?:is |are )?still (?:loading|downloading)\b"
+       r"|\b(?:loading|load) (?:the )?(?:model|weights|checkpoints?(?: shards)?)\b[^\n]{0,60}?\b(?:takes?|took|taking"
+       r"|slow|slowly|forever|\d{1,4} ?(?:minutes|mins|hours))\b"
+       r"|\b(?:model|weights?|checkpoint) (?:loading|load)\b[^\n]{0,40}?\b(?:takes?|took|taking|slow|slowly|forever|speed"
+       r"|\d{1,4} ?(?:minutes|mins|hours))\b",
+       "https://huggingface.co/docs/transformers/main/en/big_models (loading large models: sharded checkpoints); "
+       "https://github.com/vllm-project/vllm/issues/35547 (cases-4)"),
 )

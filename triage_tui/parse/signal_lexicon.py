@@ -213,6 +213,11 @@ LEXICON: tuple[Signal, ...] = (
     _s("log-docker-default-shm", "a container started without --shm-size or --ipc=host (docker's /dev/shm is 64 MB)",
        r"\b(?:docker|podman) run\b(?![^\n]{0,1500}?(?:--shm-size|--ipc[= ]host|--ipc=))",
        "https://github.com/NVIDIA/Megatron-LM/issues/878"),
+    # the twelfth pass: a container given its own /dev/shm size or the host's (docker run --shm-size, --ipc=host;
+    # Kubernetes' emptyDir medium Memory): a write that fails for lack of space there is the disk's, not /dev/shm's
+    _s("log-shm-sized", "a container given a /dev/shm size or the host's (--shm-size, --ipc=host, an emptyDir in memory)",
+       r"--shm-size\b|--ipc[= ]host\b|\bmedium: ?\"?Memory\b",
+       "https://docs.docker.com/reference/cli/docker/container/run/ (--shm-size, --ipc)"),
     _s("log-mmap-load", "weights read through mmap or page faults: every page a fault, on slow storage slow or stuck",
        r"\bmmap\b[^\n]{0,60}?\b(?:load|loading|weights?|checkpoints?|safetensors)\b"
        r"|\b(?:load|loading|weights?|checkpoints?)\b[^\n]{0,60}?\bmmap\b|\bmajor page faults?\b|\bmajflt\b",
