@@ -13,7 +13,7 @@ import time
 
 from triage_tui.diagnose import roles, same_rows
 from triage_tui.diagnose.engine import DiagnosisEngine, idle_periods, observe
-from triage_tui.diagnose.process_observations import idle_seconds
+from triage_tui.diagnose.process_observations import idle_since_at
 from triage_tui.diagnose.thresholds import Thresholds
 from triage_tui.host.base import CollectOptions
 from triage_tui.host.local import LocalHost
@@ -74,8 +74,8 @@ def test_every_tick_equals_a_full_computation_on_a_real_changing_tree() -> None:
             history = list(engine.history)
             scratch = observe(history, None, th)  # idle figures by walking the history
             assert list(diagnosis.observations) == scratch
-            walked = {p.pid: idle_seconds(history, p.pid, th) for p in snapshot.processes}
-            assert diagnosis.idle_since == idle_periods(walked, snapshot.taken_at)  # the idle runs' answers
+            walked = {p.pid: idle_since_at(history, p.pid, th) for p in snapshot.processes}
+            assert diagnosis.idle_since == idle_periods(walked)  # the idle runs' answers
             seen |= {o.id for o in diagnosis.observations}
             time.sleep(0.25)
         assert shared > 0 and changed > 0  # both paths were taken: rows handed on, rows re-read

@@ -7,7 +7,7 @@ from collections import deque
 
 from triage_tui.diagnose.engine import DiagnosisEngine
 from triage_tui.diagnose.idle_runs import IdleRuns
-from triage_tui.diagnose.observations import Thresholds, idle_seconds
+from triage_tui.diagnose.observations import Thresholds, idle_seconds, idle_since_at
 from triage_tui.model.snapshot import ProcessInfo, Snapshot
 from triage_tui.model.unavailable import Unavailable
 
@@ -71,5 +71,5 @@ def test_engine_figures_match_the_walk_even_when_time_goes_backwards() -> None:
             fallbacks += 1
         else:
             for p in snapshot.processes:
-                assert figures[p.pid] == idle_seconds(list(engine.history), p.pid, th)
+                assert figures.get(p.pid) == idle_since_at(list(engine.history), p.pid, th)
     assert fallbacks >= 1

@@ -16,9 +16,9 @@ from ..model.diagnosis import Diagnosis, Hypothesis, Observation
 from ..model.snapshot import Snapshot
 from ..model.stacks import StackCapture
 from ..model.text_format import clock
-from .hypotheses import evaluate
+from .hypotheses import Kept, evaluate
 from .idle_runs import IdleRuns
-from .observations import Thresholds, idle_seconds, observe_snapshots
+from .observations import Thresholds, idle_since_at, observe_snapshots
 from .stack_observations import stack_observations
 from .wait_graph import wait_observations
 
@@ -42,9 +42,10 @@ class DiagnosisEngine:
         self._idle_since: dict[int, float] = {}  # the last Diagnosis's idle_since (shared while unchanged)
         self._observations: tuple[Observation, ...] = ()  # the last Diagnosis's: their unchanged parts are shared
         self._hypotheses: tuple[Hypothesis, ...] = ()
+        self._kept: Kept = {}  # each hypothesis and what it was scored from: scored again only when that moved
 
-    def _idle_figures(self, snapshot: Snapshot) -> Optional[dict[int, Optional[float]]]:
-        """idle_seconds of every process of `snapshot` from the runs, then `snapshot` joins them.
+    def _idle_figures(self, snapshot: Snapshot) -> Optional[dict[int, float]]:
+        """Since when each idle process of `snapshot` idles, from the runs, then `snapshot` joins them.
         The runs are rebuilt from the history when they cannot simply be extended (first update,
         time went backwards); None (walk the history instead) while its times are not increasing."""
         if self._idle_stale or self._idle.last_at is None or snapshot.taken_at <= self._idle.last_at:
@@ -57,7 +58,7 @@ class DiagnosisEngine:
                 self._idle.add(earlier)
             self._idle_stale = False
         self._idle.trim(self.history[0].taken_at)
-        figures = self._idle.idle_figures(snapshot, self.thresholds)
+        figures = self._idle.idle_since_times(snapshot, self.thresholds)
         self._idle.add(snapshot)
         return figures
 
@@ -68,22 +69,32 @@ class DiagnosisEngine:
         if stacks is not None and stacks is not self._stacks:
             if self._stacks is None or stacks.taken_at > self._stacks.taken_at:
                 self._previous_stacks, self._stacks = self._stacks, stacks
-        idle_of = self._idle_figures(snapshot)
+        at = snapshot.taken_at
+        since_of = self._idle_figures(snapshot)
+        quiet = since_of is not None and self._idle.answered_quietly
+        if since_of is None:
+            history = list(self.history)
+            since_of = {p.pid: s for p in snapshot.processes
+                        if (s := idle_since_at(history, p.pid, self.thresholds)) is not None}
+        idle_of = {pid: at - since for pid, since in since_of.items()}
         observations = shared_observations(
             observe(list(self.history), self._stacks, self.thresholds, self._previous_stacks, idle_of), self._observations)
-        hypotheses = shared_hypotheses(evaluate(observations), self._hypotheses)
+        hypotheses = shared_hypotheses(evaluate(observations, self._kept), self._hypotheses)
         self._observations, self._hypotheses = observations, hypotheses
-        changes = tuple(self._changes(snapshot.taken_at, hypotheses))
+        changes = tuple(self._changes(at, hypotheses))
         self.changelog.extend(changes)
-        idle_s = idle_of if idle_of is not None else {
-            p.pid: idle_seconds(list(self.history), p.pid, self.thresholds) for p in snapshot.processes}
-        idle_since = carried_idle_since(idle_periods(idle_s, snapshot.taken_at), self._idle_since,
-                                        self.history[0].taken_at)
-        if idle_since == self._idle_since:
-            # the same figures as last tick (a quiet tree: since when each process idles does not move):
-            # the same dict, so a long timeline holds one copy and the recorder's diff is an identity check
-            # (a new dict of 1,000 floats a tick was ~100 KB a refresh, kept for each of 2,000 Moments)
+        if quiet:
+            # the very rows of the last update, answered from the same runs (only the history's start moved): since
+            # when each process idles is what the last update said (carried_idle_since's own reasoning), so the
+            # last dict, without a pass over the tree
             idle_since = self._idle_since
+        else:
+            idle_since = carried_idle_since(idle_periods(since_of), self._idle_since, self.history[0].taken_at)
+            if idle_since == self._idle_since:
+                # the same figures as last tick (a quiet tree: since when each process idles does not move):
+                # the same dict, so a long timeline holds one copy and the recorder's diff is an identity check
+                # (a new dict of 1,000 floats a tick was ~100 KB a refresh, kept for each of 2,000 Moments)
+                idle_since = self._idle_since
         self._idle_since = idle_since
         return Diagnosis(observations, hypotheses, changes, idle_since, self.thresholds.idle_after_s)
 
@@ -101,11 +112,12 @@ class DiagnosisEngine:
         return out
 
 
-def idle_periods(idle_of: Mapping[int, Optional[float]], at: float) -> dict[int, float]:
+def idle_periods(since_of: Mapping[int, Optional[float]]) -> dict[int, float]:
     """Since when each process has done nothing by the engine's rule (no CPU-time growth beyond the
-    idle rate, no bytes read); processes that just worked are left out. The Processes pane shows
-    these, and marks idle those idle for Diagnosis.idle_after_s or more: the rule all-idle uses."""
-    return {pid: round(at - secs, 3) for pid, secs in idle_of.items() if secs is not None}
+    idle rate, no bytes read), to the millisecond: the time of the look its idle run began at (capped at the
+    history's start); processes that just worked are left out. The Processes pane shows these, and marks idle
+    those idle for Diagnosis.idle_after_s or more: the rule all-idle uses."""
+    return {pid: round(since, 3) for pid, since in since_of.items() if since is not None}
 
 
 def carried_idle_since(idle_since: dict[int, float], before: Mapping[int, float], oldest_at: float) -> dict[int, float]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from functools import cache
+from functools import cache, lru_cache
+from string import Formatter
+from typing import Optional
 
 from ..model.diagnosis import Evidence, Hypothesis, Observation
 from .rules import CATALOGUE, FINDING_CAP, NEEDS_CAP, ROWS, RULE_OUTS, Row, RuleOut, Spec
@@ -44,7 +46,23 @@ def _parse(condition: str) -> tuple[tuple[tuple[str, bool], ...], ...]:
 def holds(condition: str, present: Mapping[str, Sequence[Observation]]) -> bool:
     if not condition:
         return True
+    ids = getattr(present, "ids", None)
+    if ids is not None:  # evaluate's: the ids present, fixed while it scores
+        return _holds_for(condition, ids)
     return any(all((ident in present) == want for ident, want in alt) for alt in _parse(condition))
+
+
+@lru_cache(maxsize=8192)
+def _holds_for(condition: str, ids: frozenset[str]) -> bool:
+    """holds() for a set of present ids: tick after tick the same few sets are asked about the same ~300
+    conditions (a frozenset keeps its hash, so a look-up is cheaper than the walk over the condition)."""
+    return any(all((ident in ids) == want for ident, want in alt) for alt in _parse(condition))
+
+
+class _Present(defaultdict):
+    """The observations by id, and (once filled) the frozenset of ids present."""
+
+    ids: Optional[frozenset[str]] = None
 
 
 def positive_ids(condition: str) -> list[str]:
@@ -99,19 +117,37 @@ def status_for(score: float) -> str:
     return "likely" if score >= 0.6 else "possible" if score >= 0.3 else "unlikely"
 
 
-def evaluate(observations: Sequence[Observation]) -> tuple[Hypothesis, ...]:
-    """Every hypothesis of the catalogue, causes by score then findings, with for/against/next check."""
-    present: dict[str, list[Observation]] = defaultdict(list)
+Kept = dict[str, tuple[tuple, Hypothesis, float]]  # hypothesis id -> (what it was worked out from, it, its raw sum)
+
+
+def evaluate(observations: Sequence[Observation], kept: Optional[Kept] = None) -> tuple[Hypothesis, ...]:
+    """Every hypothesis of the catalogue, causes by score then findings, with for/against/next check.
+
+    `kept` (the engine's, tick after tick): a hypothesis whose conditions name the same observations as last
+    time, with the same texts and PIDs, and whose titles read the same figures, is last time's object; only
+    those whose evidence moved are scored again (on a quiet tree, those citing the one text with a growing
+    figure: "idle for N s")."""
+    present: _Present = _Present(list)
     for obs in observations:
         present[obs.id].append(obs)
+    present.ids = frozenset(present)
     procs = next((o.figures.get("processes") for o in observations if o.id in ("several-processes", "all-idle")), 0)
     figs = _figures(present, int(procs) if isinstance(procs, (int, float)) else 0)
-    rows_by: dict[str, list] = defaultdict(list)
-    for row in ROWS:
-        rows_by[row.hypothesis].append(row)
     scored = []
     for order, spec in enumerate(CATALOGUE):
-        scored.append((spec, order, *_score(spec, rows_by[spec.id], present, figs)))
+        if kept is None:
+            scored.append((spec, order, *_score(spec, _ROWS_BY[spec.id], present, figs)))
+            continue
+        ids, fields = _DEPENDS[spec.id]
+        key = (tuple(tuple((o.text, o.pids) for o in found[:2]) if (found := present.get(i)) else None for i in ids),
+               tuple(figs.get(f, "?") for f in fields))
+        last = kept.get(spec.id)
+        if last is not None and last[0] == key:
+            scored.append((spec, order, last[1], last[2]))
+            continue
+        h, raw = _score(spec, _ROWS_BY[spec.id], present, figs)
+        kept[spec.id] = (key, h, raw)
+        scored.append((spec, order, h, raw))
     scored.sort(key=rank_key)
     return tuple(h for _spec, _order, h, _raw in scored)
 
@@ -216,3 +252,22 @@ def rule_ids() -> set[str]:
 
 
 check_rules(CATALOGUE, ROWS, RULE_OUTS)  # at import: a typo on either side is an error, not a silent rule
+
+_ROWS_BY: dict[str, list[Row]] = defaultdict(list)
+for _row in ROWS:
+    _ROWS_BY[_row.hypothesis].append(_row)
+
+
+def _depends(spec: Spec) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What a hypothesis's scoring reads: the observation ids its conditions name (rows, needs, rule-outs and
+    what they cite, titles, next checks) and the figures its texts format."""
+    conditions = [row.when for row in _ROWS_BY[spec.id]] + [spec.needs]
+    conditions += [c for rule in RULE_OUTS if rule.hypothesis == spec.id for c in (rule.when, *rule.cite)]
+    conditions += [c for c, _ in (*spec.titles, *spec.next_checks)]
+    ids = sorted({ident for c in conditions if c for alt in _parse(c) for ident, _ in alt})
+    texts = [spec.title, *(t for _, t in spec.titles), *(t for _, t in spec.next_checks)]
+    fields = sorted({re.split(r"[.\[]", name)[0] for t in texts for _, name, _, _ in Formatter().parse(t) if name})
+    return tuple(ids), tuple(fields)
+
+
+_DEPENDS = {spec.id: _depends(spec) for spec in CATALOGUE}

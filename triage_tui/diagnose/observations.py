@@ -18,7 +18,7 @@ from ..model.unavailable import is_known
 from .figures import fmt_s
 from .log_observations import log_observations
 from .make_observation import obs as _obs
-from .process_observations import cpu_rate, idle_seconds, process_observations
+from .process_observations import cpu_rate, idle_seconds, idle_since_at, process_observations
 from .resource_observations import (
     gpu_observations,
     kernel_observations,
@@ -30,7 +30,7 @@ from .thresholds import Thresholds
 from .worker_observations import expected_workers
 
 # importers of these names from here predate the split by topic
-__all__ = ["Thresholds", "cpu_rate", "expected_workers", "idle_seconds", "log_observations", "observe_snapshots",
+__all__ = ["Thresholds", "cpu_rate", "expected_workers", "idle_seconds", "idle_since_at", "log_observations", "observe_snapshots",
            "process_observations"]
 
 def observe_snapshots(history: Sequence[Snapshot], th: Thresholds = Thresholds(),

@@ -22,8 +22,9 @@ from .worker_observations import process_name as _name
 from .worker_observations import target_gone, wait_status, worker_shape
 
 # ---------------------------------------------------------------- processes over time
-def idle_seconds(history: Sequence[Snapshot], pid: int, th: Thresholds) -> Optional[float]:
-    """How long `pid` has used no CPU (and read no bytes), from the history; None: not idle / unknown."""
+def idle_since_at(history: Sequence[Snapshot], pid: int, th: Thresholds) -> Optional[float]:
+    """Since when `pid` has used no CPU (and read no bytes): the time of the earliest look of the history from
+    which it has not, walking back; None: not idle / unknown."""
     latest = history[-1].process(pid)
     if latest is None or not is_known(latest.cpu_time_s):
         return None
@@ -38,6 +39,12 @@ def idle_seconds(history: Sequence[Snapshot], pid: int, th: Thresholds) -> Optio
         if grew > max(0.05, th.idle_cpu_rate * span) or read > 0:
             break
         since = snap.taken_at
+    return since
+
+
+def idle_seconds(history: Sequence[Snapshot], pid: int, th: Thresholds) -> Optional[float]:
+    """How long `pid` has used no CPU (and read no bytes), from the history; None: not idle / unknown."""
+    since = idle_since_at(history, pid, th)
     return None if since is None else history[-1].taken_at - since
 
 
@@ -55,6 +62,31 @@ def cpu_rate(history: Sequence[Snapshot], pid: int) -> Optional[float]:
     return latest.cpu_percent / 100.0 if is_known(latest.cpu_percent) else None
 
 
+@dataclasses.dataclass(frozen=True)
+class _Rows:
+    """What the facts below need from the newest rows alone, worked out once per tuple of rows (a quiet tree's
+    rows are last tick's tuple: #18, the engine in proportion to change)."""
+
+    procs: tuple[ProcessInfo, ...]  # not exited
+    alive: tuple[ProcessInfo, ...]  # of those, not zombies
+    alive_pids: tuple[int, ...]
+    distinct: bool  # no PID twice among `alive`
+    special: tuple[ProcessInfo, ...]  # in a state with a fact of its own (Z, T, t, D, R), in the rows' order
+    stopped: bool  # some process in T or t
+    compilers: tuple[ProcessInfo, ...]  # above th.compiler_cpu_percent and named as a compiler
+
+
+def _rows_of(rows: Sequence[ProcessInfo], th: Thresholds) -> _Rows:
+    procs = tuple(p for p in rows if not p.exited)
+    alive = tuple(p for p in procs if p.state != "Z")
+    pids = tuple(p.pid for p in alive)
+    return _Rows(procs, alive, pids, len(set(pids)) == len(pids),
+                 tuple(p for p in procs if p.state in ("Z", "T", "t", "D", "R")),
+                 any(p.state in ("T", "t") for p in procs),
+                 tuple(p for p in procs if is_known(p.cpu_percent) and p.cpu_percent >= th.compiler_cpu_percent
+                       and _name(p) in COMPILERS))
+
+
 def process_observations(history: Sequence[Snapshot], th: Thresholds,
                          idle_of: Optional[Mapping[int, Optional[float]]] = None) -> list[Observation]:
     """`idle_of`: idle_seconds per PID of the latest snapshot, when the caller keeps them up to
@@ -62,30 +94,33 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
     now = history[-1]
     at = now.taken_at
     out: list[Observation] = []
-    procs = [p for p in now.processes if not p.exited]
+    rows = kept_for("process-rows", (now.processes, th), lambda: _rows_of(now.processes, th))
+    procs, alive = rows.procs, rows.alive
     if not procs:
         return target_gone(history, at)
     one_look = th.one_look and len(history) == 1
     idle: dict[int, float] = {}
     busy: dict[int, float] = {}
-    for p in procs:
-        if p.state == "Z":
-            continue
-        if one_look:
-            if is_known(p.cpu_percent) and p.cpu_percent < 1.0 and p.state != "R":
-                idle[p.pid] = 0.0
-        else:
-            secs = idle_of.get(p.pid) if idle_of is not None else idle_seconds(history, p.pid, th)
-            if secs is not None:
-                idle[p.pid] = secs
-                continue  # an idle process is not busy: its rate is not needed (a walk back per process)
-        rate = cpu_rate(history, p.pid)
-        if rate is not None and rate >= th.busy_cpu_rate:
-            busy[p.pid] = rate
-    alive = [p for p in procs if p.state != "Z"]
+    secs_of = list(map(idle_of.get, rows.alive_pids)) if idle_of is not None and not one_look and rows.distinct \
+        else None
+    if secs_of is not None and None not in secs_of:
+        idle = dict(zip(rows.alive_pids, secs_of, strict=True))  # type: ignore[arg-type]  # every one idle (no None): none busy
+    else:
+        for p in alive:
+            if one_look:
+                if is_known(p.cpu_percent) and p.cpu_percent < 1.0 and p.state != "R":
+                    idle[p.pid] = 0.0
+            else:
+                secs = idle_of.get(p.pid) if idle_of is not None else idle_seconds(history, p.pid, th)
+                if secs is not None:
+                    idle[p.pid] = secs
+                    continue  # an idle process is not busy: its rate is not needed (a walk back per process)
+            rate = cpu_rate(history, p.pid)
+            if rate is not None and rate >= th.busy_cpu_rate:
+                busy[p.pid] = rate
     if len(alive) >= 3:
         out.append(_obs("several-processes", f"{len(alive)} live processes in the tree", "processes", at,
-                        [p.pid for p in alive], processes=len(alive)))
+                        rows.alive_pids, processes=len(alive)))
     idle_for = min(idle.values()) if idle else 0.0
     if alive and len(idle) == len(alive) and (one_look or idle_for >= th.idle_after_s):
         ctx = kept_for("ctx-growth", (history[0].processes, now.processes), lambda: _tree_ctx_growth(history, alive))
@@ -95,7 +130,7 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
         span = "(one look: ps %CPU is a lifetime average)" if one_look else f"for {fmt_s(idle_for)}"
         who = "the only process is" if len(alive) == 1 else f"all {len(alive)} processes"
         out.append(_obs("all-idle", f"{who} idle (no CPU-time growth) {span}{wake}",
-                        "processes", at, [p.pid for p in alive], processes=len(alive), idle_s=round(idle_for, 1),
+                        "processes", at, rows.alive_pids, processes=len(alive), idle_s=round(idle_for, 1),
                         ctx_growth=ctx))
     for pid, rate in busy.items():
         busy_p = now.process(pid)
@@ -107,7 +142,7 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
             out.append(_obs("one-busy-others-idle",
                             f"PID {pid} ({_name(busy_p)}) busy at {rate * 100:.0f} % CPU while the other {len(others_idle)} idle",
                             "processes", at, [pid], cpu_percent=round(rate * 100, 1)))
-    for p in procs:
+    for p in rows.special:
         if p.state == "Z":
             how = wait_status(p.exit_status) if is_known(p.exit_status) else ""
             out.append(_obs("zombie", f"PID {p.pid} ({_name(p)}) is a zombie (Z): it died{how} and its parent {p.ppid} "
@@ -137,13 +172,12 @@ def process_observations(history: Sequence[Snapshot], th: Thresholds,
             if inv:
                 out.append(_obs("runnable-starved", f"PID {p.pid} runnable (R) but only {p.cpu_percent:.0f} % CPU, "
                                 f"{inv} involuntary switches", "processes", at, [p.pid], involuntary=inv))
-    if not any(p.state in ("T", "t") for p in procs):
+    if not rows.stopped:
         out.append(_obs("none-stopped", f"no process stopped (state T) among {len(procs)}", "processes", at,
                         processes=len(procs)))
-    for p in procs:  # the figure first: a name is worked out only for a busy process
-        if is_known(p.cpu_percent) and p.cpu_percent >= th.compiler_cpu_percent and _name(p) in COMPILERS:
-            out.append(_obs("compiler-running", f"compiler child PID {p.pid} ({_name(p)}) at {p.cpu_percent:.0f} % CPU",
-                            "processes", at, [p.pid], name=_name(p)))
+    for p in rows.compilers:
+        out.append(_obs("compiler-running", f"compiler child PID {p.pid} ({_name(p)}) at {p.cpu_percent:.0f} % CPU",
+                        "processes", at, [p.pid], name=_name(p)))
     previous = history[-2] if len(history) > 1 else None
     reads = kept_for("io-growth", (previous.processes if previous is not None else None, now.processes),
                      lambda: sum(_io_growth(previous, p) for p in procs))

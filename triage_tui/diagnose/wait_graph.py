@@ -213,10 +213,7 @@ def _exited_peers(history: Sequence[Snapshot]) -> list[Observation]:
     """A wait that still stands on an object it shared with a process that has exited since: the
     waits of the last snapshot in which that process was alive name it among their peers."""
     snap = history[-1]
-    live = {p.pid for p in snap.processes if not p.exited and p.state not in ("Z", "X")}
-    names = {e.pid: e.name for e in snap.exited}
-    names.update({p.pid: p.name for p in snap.processes if p.pid not in live})
-    gone = set(names) - live
+    live, names, gone = kept_for("wait-gone", (snap.processes, snap.exited), lambda: _gone(snap))
     if not gone:
         return []
     now = {(w.pid, w.tid, w.object): w for w in snap.waits if w.kind not in NOT_EDGES}
@@ -239,6 +236,15 @@ def _exited_peers(history: Sequence[Snapshot]) -> list[Observation]:
     return []
 
 
+def _gone(snap: Snapshot) -> tuple[set[int], dict[int, str], set[int]]:
+    """The live PIDs, the names of the others (exited, zombies), and those that are gone: from the rows and the
+    exits alone, so worked out once for the same ones (a quiet tree's rows are last tick's tuple)."""
+    live = {p.pid for p in snap.processes if not p.exited and p.state not in ("Z", "X")}
+    names = {e.pid: e.name for e in snap.exited}
+    names.update({p.pid: p.name for p in snap.processes if p.pid not in live})
+    return live, names, set(names) - live
+
+
 def _exited(snap: Snapshot, w: Wait, dead: int, name: str) -> Observation:
     text = f"PID {w.pid} still waits on {w.object}, shared with PID {dead} ({name}), which exited"
     return _obs("wait-on-exited", text, snap.taken_at, [dead, w.pid], exited_pid=dead, exited_name=name,
@@ -247,9 +253,11 @@ def _exited(snap: Snapshot, w: Wait, dead: int, name: str) -> Observation:
 
 def _network(history: Sequence[Snapshot]) -> list[Observation]:
     snap = history[-1]
-    tree = {p.pid for p in snap.processes if not p.exited}
     out: list[Observation] = []
-    not_accepted = [w for w in snap.waits if w.not_accepted]
+    not_accepted, addressed = kept_for("wait-network", (snap.waits,), lambda: (
+        [w for w in snap.waits if w.not_accepted],
+        [w for w in snap.waits if w.kind in ("tcp", "udp", "epoll", "pipe", "unix") and w.address
+         and not w.not_accepted and w.socket_state != "LISTEN"]))
     if not_accepted:
         w = not_accepted[0]
         seconds, waited = _waited(history, w)
@@ -258,8 +266,8 @@ def _network(history: Sequence[Snapshot]) -> list[Observation]:
                 f"{listener} listening on {w.address}, which never accepted it")
         out.append(_obs("wait-not-accepted", text, snap.taken_at, [w.pid, *w.peer_pids], net_address=w.address,
                         listener_pid=listener, net_waited=waited, net_waited_s=round(seconds, 1)))
-    upstream = [w for w in snap.waits if w.kind in ("tcp", "udp", "epoll", "pipe", "unix") and w.address
-                and not w.not_accepted and not (set(w.peer_pids) & tree) and w.socket_state != "LISTEN"]
+    tree = {p.pid for p in snap.processes if not p.exited} if addressed else set()
+    upstream = [w for w in addressed if not (set(w.peer_pids) & tree)]
     if upstream:
         by_address: dict[str, list[Wait]] = {}
         for w in upstream:
@@ -308,9 +316,9 @@ def announced_by(snapshot: Snapshot, address: str) -> str:
 
 
 def _netfs(snap: Snapshot) -> list[Observation]:
-    for w in snap.waits:
-        if w.state == "D" and w.kind == "file" and w.fs_type and is_network_fs(w.fs_type):
-            text = f"PID {w.pid} in D state on {w.path} ({w.fs_type}, a network filesystem)"
-            return [_obs("wait-netfs-io", text, snap.taken_at, [w.pid], io_pid=w.pid, io_path=w.path,
-                         io_fs=w.fs_type)]
-    return []
+    w = kept_for("wait-netfs", (snap.waits,), lambda: next(
+        (w for w in snap.waits if w.state == "D" and w.kind == "file" and w.fs_type and is_network_fs(w.fs_type)), None))
+    if w is None:
+        return []
+    text = f"PID {w.pid} in D state on {w.path} ({w.fs_type}, a network filesystem)"
+    return [_obs("wait-netfs-io", text, snap.taken_at, [w.pid], io_pid=w.pid, io_path=w.path, io_fs=w.fs_type)]

@@ -19,6 +19,7 @@ from ..model.unavailable import is_known
 from .figures import fmt_s
 from .make_observation import obs as _obs
 from .roles import is_compiler_name, replacements
+from .same_rows import kept_for
 
 _WORLD_ARGS = re.compile(
     r"^--(tp-size|tp|tensor-parallel-size|tensor_parallel_size|nproc-per-node|nproc_per_node|world-size|world_size)"
@@ -74,10 +75,10 @@ def worker_shape(history: Sequence[Snapshot], procs: Sequence[ProcessInfo], at: 
         if "SIGKILL" in signal:
             out.append(_obs("worker-sigkilled", f"PID {pid} ({name}) was killed by SIGKILL ({code})", "processes", at,
                             [pid]))
-    shape = expected_workers(procs)
+    # from the rows alone: the same answer for the same rows (process_observations hands on one tuple per tuple of rows)
+    shape, found, zombies = kept_for("worker-rows", (procs,), lambda: _worker_rows(procs))
     if shape:
         count, arg, root = shape
-        found = [p for p in procs if p.pid != root and p.state != "Z"]
         if len(found) < count:
             out.append(_obs("workers-missing", f"{arg} in PID {root}'s command line means {count} workers; "
                             f"{len(found)} other live processes in the tree", "processes", at, [root],
@@ -95,11 +96,18 @@ def worker_shape(history: Sequence[Snapshot], procs: Sequence[ProcessInfo], at: 
                         f"command line), which started {spread} and are still there: a replacement, so one of them "
                         "most likely died (start times from /proc/PID/stat)", "processes", at, [r.pid],
                         replacement_pid=r.pid, late_by_s=round(r.late_by_s, 2), siblings=len(r.siblings)))
-    zombies = [p for p in procs if p.state == "Z"]
     if not gone and not zombies and not replaced and not any(o.id == "workers-missing" for o in out):
         out.append(_obs("all-alive", f"every process is alive: {len(procs)} in the tree, none exited, none a zombie",
                         "processes", at, processes=len(procs)))
     return out
+
+
+def _worker_rows(procs: Sequence[ProcessInfo]) -> tuple[Optional[tuple[int, str, int]], tuple[ProcessInfo, ...],
+                                                          tuple[ProcessInfo, ...]]:
+    """The `--tp-size`-style shape of the tree, the other live processes beside its root, and the zombies."""
+    shape = expected_workers(procs)
+    found = tuple(p for p in procs if p.pid != shape[2] and p.state != "Z") if shape else ()
+    return shape, found, tuple(p for p in procs if p.state == "Z")
 
 
 def target_gone(history: Sequence[Snapshot], at: float) -> list[Observation]:
