@@ -99,11 +99,14 @@ def report(out: Callable[[str], None] = print) -> None:
         without = scores(cases, (item,))
         fired[item.name] = [
             (d, c.name, c.cause == item.cause, first(w) == c.cause != first(s))
-            for (d, c), s, w in zip(cases, on, without) if s.get(item.cause, 0) != w.get(item.cause, 0)]
+            for (d, c), s, w in zip(cases, on, without, strict=True) if s.get(item.cause, 0) != w.get(item.cause, 0)]
         right = sorted({d for d, _, ok, _ in fired[item.name] if ok}, key=SEEN.index)
+        repos = {c.source.split("/")[3:5][-1] for (d, c) in cases if any(ok and n == c.name for _, n, ok, _ in
+                                                                           fired[item.name])}
         wrong = [f"{d}:{n}" for d, n, ok, _ in fired[item.name] if not ok]
         moved = [f"{d}:{n}" for d, n, _, m in fired[item.name] if m]
-        out(f"{item.name} ({item.cause}): right on {sum(ok for *_, ok, _ in fired[item.name])} cases of {right}; "
+        out(f"{item.name} ({item.cause}): right on {sum(ok for *_, ok, _ in fired[item.name])} cases of {right} "
+            f"({len(repos)} projects); "
             f"wrong fires {wrong or 'none'}; moved to a wrong first answer {moved or 'none'}")
     before = scores(cases, ITEMS)
     total = [0, 0, 0, 0]
@@ -113,8 +116,8 @@ def report(out: Callable[[str], None] = print) -> None:
         members = [k for k, (d, _) in enumerate(cases) if d == s]
         loso = scores([cases[k] for k in members], tuple(i for i in ITEMS if i not in chosen))
         row = [sum(first(before[k]) == cases[k][1].cause for k in members), sum(first(x) == cases[k][1].cause
-               for k, x in zip(members, loso)), sum(first(on[k]) == cases[k][1].cause for k in members), len(members)]
-        total = [a + b for a, b in zip(total, row)]
+               for k, x in zip(members, loso, strict=True)), sum(first(on[k]) == cases[k][1].cause for k in members), len(members)]
+        total = [a + b for a, b in zip(total, row, strict=True)]
         out(f"{s}: before {row[0]}/{row[3]}, leave-one-set-out {row[1]}/{row[3]}, seen (all items) {row[2]}/{row[3]} "
             f"(chosen without it: {', '.join(i.name for i in chosen) or 'none'})")
     out(f"all seen: before {total[0]}/{total[3]}, leave-one-set-out {total[1]}/{total[3]}, seen {total[2]}/{total[3]}")

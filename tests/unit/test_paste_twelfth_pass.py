@@ -123,3 +123,28 @@ def test_no_space_left_in_a_workers_collective_is_shm_not_a_crash() -> None:
     # a container given its own /dev/shm size: the space that ran out is the disk's
     sized = "docker run --shm-size=32g --gpus all trainer:latest\n" + text
     assert "shm-exhausted" not in _causes(sized)
+
+
+def test_the_selection_report_names_rows_and_readers_that_exist() -> None:
+    # bench/paste_selection.py switches each item off by its rows and patterns: a renamed row would make its
+    # leave-one-set-out figure silently wrong, so each must be in the live tables
+    import importlib.util
+    import sys
+
+    from triage_tui.diagnose.rules import ROWS
+
+    spec = importlib.util.spec_from_file_location("paste_selection", Path(__file__).resolve().parents[2] / "bench"
+                                                  / "paste_selection.py")
+    assert spec is not None and spec.loader is not None
+    selection = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = selection  # its dataclasses look their module up there
+    try:
+        spec.loader.exec_module(selection)
+    finally:
+        del sys.modules[spec.name]
+    live = {(r.hypothesis, r.when) for r in ROWS}
+    assert selection.SEEN[-1] == "cases-11" and not any(s in ("cases-12", "cases-13") for s in selection.SEEN)
+    for item in selection.ITEMS:
+        assert item.rows or item.patches, item.name
+        assert all(r in live for r in item.rows), item.name
+        assert all(hasattr(m, a) for m, a in item.patches), item.name
