@@ -66,6 +66,8 @@ def test_a_cpu_limit_told_is_a_starved_cpu(text: str) -> None:
     "we hit the API rate limit after 100 requests",
     "CPU usage is at 100 % on one core",
     "a time limit of 10 minutes per job",
+    "the job hits the CPU memory limit of the pod and is killed",
+    "we limit the CPU RAM to 64 GB",
 ])
 def test_other_limits_are_no_cpu_limit(line: str) -> None:
     assert "told-word-cpu-limit" not in {s.id for s in scan_told(line)}
@@ -90,6 +92,7 @@ def test_logging_told_with_multiprocessing_or_a_fork_is_an_inherited_lock(text: 
     # lightning#5865 (cases-7, a collective mismatch): loggers with threads, no fork
     "loggers (in case of wandb multithreading) - os.environ[\"WANDB_START_METHOD\"] = \"thread\"",
     "logging to stdout works, the training hangs at step 3",
+    "I added logging in my fork of the repo and it still hangs",
 ])
 def test_logging_alone_is_no_inherited_lock(line: str) -> None:
     assert "told-word-fork-logging" not in {s.id for s in scan_told(line)}

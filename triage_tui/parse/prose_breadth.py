@@ -197,9 +197,11 @@ BREADTH: tuple[Signal, ...] = (
     # vCPUs", cases-8; hypergbm-93 "the resource limits", cases-10; nvidia-docker-757 --cpu-quota, ollama-17916
     # "pinned to 4 CPUs", cases-11)
     _w("told-word-cpu-limit", "a CPU limit told (a container's CPU quota, cores pinned, a fraction of a vCPU)",
-       r"\b(?:cpu|cpus|cores?|vcpus?)\b[^\n]{0,40}?\b(?:limits?|quotas?|pinned|capped)\b"
+       # not a memory limit told beside the CPU ("the CPU memory limit", "limits the CPU RAM")
+       r"\b(?:cpu|cpus|cores?|vcpus?)\b(?![^\n]{0,24}?\b(?:memory|ram|mem)\b)[^\n]{0,40}?\b(?:limits?|quotas?|pinned"
+       r"|capped)\b"
        r"|\b(?:limits?|quotas?|pinned|capped)\b[^\n]{0,30}?\b(?:to |at )?(?:\d{1,4}(?:\.\d{1,3})? )?(?:cpu|cpus|cores?"
-       r"|vcpus?)\b|--cpu-quota\b|--cpus\b|\bcpu\.max\b|\bcfs_quota_us\b|\bnr_throttled\b|\b\d?\.\d{1,3} ?vCPUs?\b",
+       r"|vcpus?)\b(?! ?(?:memory|ram|mem)\b)|--cpu-quota\b|--cpus\b|\bcpu\.max\b|\bcfs_quota_us\b|\bnr_throttled\b|\b\d?\.\d{1,3} ?vCPUs?\b",
        "https://docs.docker.com/engine/containers/resource_constraints/ (--cpus, --cpu-quota); "
        "https://docs.kernel.org/admin-guide/cgroup-v2.html (cpu.max, cpu.stat nr_throttled); "
        "https://github.com/DataCanvasIO/HyperGBM/issues/93 (cases-10)"),
@@ -211,7 +213,9 @@ BREADTH: tuple[Signal, ...] = (
     _w("told-word-fork-logging", "logging told together with multiprocessing or a fork (its lock copied held across "
        "fork)",
        r"\b(?:multiprocessing|billiard)\b[^\n]{0,80}?\blogg(?:ing|er)\b"
-       r"|\blogg(?:ing|er)\b[^\n]{0,80}?\b(?:multiprocessing|billiard|fork(?:s|ed|ing)?)\b",
+       # not a repository's fork ("logging from my fork of the repo")
+       r"|\blogg(?:ing|er)\b[^\n]{0,80}?\b(?:multiprocessing|billiard|fork(?:s|ed|ing)?)\b"
+       r"(?! of\b| (?:repo|repository|version|branch|project)\b)",
        "https://github.com/python/cpython/issues/50970 (bpo-6721: locks in the standard library should be sanitized on "
        "fork); https://docs.python.org/3/howto/logging-cookbook.html (logging to a single file from multiple processes); "
        "https://github.com/anoniemerd/PruneMate/issues/29 (cases-7)"),
