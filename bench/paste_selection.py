@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -59,16 +60,18 @@ ITEMS = (
 
 @contextmanager
 def switched_off(items: tuple[Item, ...]) -> Iterator[None]:
+    # the engine scores each hypothesis from its rows grouped at import (hypotheses._ROWS_BY): switch rows off there
     off = {r for item in items for r in item.rows}
-    saved_rows = hypotheses.ROWS
+    saved_rows = hypotheses._ROWS_BY
     saved = [(m, a, getattr(m, a)) for item in items for m, a in item.patches]
-    hypotheses.ROWS = tuple(r for r in saved_rows if (r.hypothesis, r.when) not in off)
+    hypotheses._ROWS_BY = defaultdict(list, {h: [r for r in rows if (r.hypothesis, r.when) not in off]
+                                             for h, rows in saved_rows.items()})
     for m, a, _ in saved:
         setattr(m, a, _NEVER)
     try:
         yield
     finally:
-        hypotheses.ROWS = saved_rows
+        hypotheses._ROWS_BY = saved_rows
         for m, a, v in saved:
             setattr(m, a, v)
 

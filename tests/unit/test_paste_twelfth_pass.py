@@ -145,8 +145,20 @@ def test_the_selection_report_names_rows_and_readers_that_exist() -> None:
         spec.loader.exec_module(selection)
     finally:
         del sys.modules[spec.name]
+    from triage_tui.diagnose import hypotheses
+
     live = {(r.hypothesis, r.when) for r in ROWS}
+    # what the report switches off is what the engine scores from
+    assert {(r.hypothesis, r.when) for rows in hypotheses._ROWS_BY.values() for r in rows} == live
     assert selection.SEEN[-1] == "cases-11" and not any(s in ("cases-12", "cases-13") for s in selection.SEEN)
+    # and switching an item off takes its reading away (a report that switches nothing off reports no gain)
+    text = (FIXTURES / "breadth_cpu_limit_nvidia_docker_757.txt").read_text(encoding="utf-8")
+    cpu = next(i for i in selection.ITEMS if i.name == "told-word-cpu-limit")
+    gdb = next(i for i in selection.ITEMS if i.patches)
+    dump = (FIXTURES / "gdb_bt_no_hash_two_lock_waits.txt").read_text(encoding="utf-8")
+    with selection.switched_off((cpu, gdb)):
+        assert "cpu-starved" not in _causes(text) and "deadlock" not in _causes(dump)
+    assert _causes(text)[:1] == ["cpu-starved"] and _causes(dump)[:1] == ["deadlock"]
     for item in selection.ITEMS:
         assert item.rows or item.patches, item.name
         assert all(r in live for r in item.rows), item.name
