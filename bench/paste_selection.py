@@ -86,7 +86,8 @@ def scores(cases: list[tuple[str, Case]], off: tuple[Item, ...] = ()) -> list[Ra
     with switched_off(off):
         for _, case in cases:
             hyps = diagnose_text(case.evidence).diagnosis.hypotheses
-            out.append(Ranked((h.id, h.score) for h in hyps if h.id in causes and h.status != "ruled out" and h.score > 0))
+            out.append(Ranked((h.id, h.score) for h in hyps
+                              if h.id in causes and h.status != "ruled out" and h.score > 0))
     return out
 
 
@@ -118,8 +119,9 @@ def report(out: Callable[[str], None] = print) -> None:
                        and not any(m and d != s for d, _, _, m in fired[i.name]))
         members = [k for k, (d, _) in enumerate(cases) if d == s]
         loso = scores([cases[k] for k in members], tuple(i for i in ITEMS if i not in chosen))
-        row = [sum(first(before[k]) == cases[k][1].cause for k in members), sum(first(x) == cases[k][1].cause
-               for k, x in zip(members, loso, strict=True)), sum(first(on[k]) == cases[k][1].cause for k in members), len(members)]
+        row = [sum(first(before[k]) == cases[k][1].cause for k in members),
+               sum(first(x) == cases[k][1].cause for k, x in zip(members, loso, strict=True)),
+               sum(first(on[k]) == cases[k][1].cause for k in members), len(members)]
         total = [a + b for a, b in zip(total, row, strict=True)]
         out(f"{s}: before {row[0]}/{row[3]}, leave-one-set-out {row[1]}/{row[3]}, seen (all items) {row[2]}/{row[3]} "
             f"(chosen without it: {', '.join(i.name for i in chosen) or 'none'})")

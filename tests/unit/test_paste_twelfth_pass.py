@@ -100,7 +100,8 @@ def test_logging_alone_is_no_inherited_lock(line: str) -> None:
 
 @pytest.mark.parametrize("text", [
     # vllm#35547 (cases-4)
-    "When loading weights take very long (e.g., first-time loading), the server fails to start with the following error:",
+    "When loading weights take very long (e.g., first-time loading), the server fails to start with the following "
+    "error:",
     # kolors-wrapper#6 (cases-10), as posted
     'whait is  "Loading checkpoint shards:", why "Loading checkpoint shards:"  take me so long time',
 ])

@@ -37,10 +37,10 @@ BREADTH_ROWS: tuple[Row, ...] = (
     # eleventh pass
     Row("collective-hang", "told-word-nccl-tests", WEAK, "told: an nccl-tests binary (only NCCL collectives run there)"),
     # twelfth pass
-    Row("cpu-starved", "told-word-cpu-limit", WEAK, "told: a CPU limit (a container's quota, cores pinned, a fraction of "
-        "a vCPU): more threads than it allows are throttled"),
-    Row("fork-inherited-lock", "told-word-fork-logging", WEAK, "told: logging with multiprocessing or a fork (logging's "
-        "lock is the one a fork most often copies held)"),
+    Row("cpu-starved", "told-word-cpu-limit", WEAK, "told: a CPU limit (a container's quota, cores pinned, a fraction "
+        "of a vCPU): more threads than it allows are throttled"),
+    Row("fork-inherited-lock", "told-word-fork-logging", WEAK, "told: logging with multiprocessing or a fork "
+        "(logging's lock is the one a fork most often copies held)"),
     Row("still-loading", "told-word-load-slow", WEAK, "told: a model load slow or still going (it ends when the "
         "weights are read)"),
 )

@@ -123,9 +123,10 @@ SIGNAL_ROWS: tuple[Row, ...] = (
     # xpk-965) the space that ran out was /dev/shm (NCCL's and torch's shared-memory segments, docker's 64 MB), and
     # the worker that exited with it died of that, not of a fault of its own; not where the container was given a
     # /dev/shm size or the host's (the disk's space then)
-    Row("shm-exhausted", "log-no-space & !log-shm-sized", 0.3, "a write that fails for lack of space in a job's workers is most often "
-        "/dev/shm (a shared-memory segment, 64 MB in a container)"),
-    Row("shm-exhausted", "log-no-space & log-worker-exited & !log-shm-sized", 0.1, "and a worker exited of it (as with SIGBUS)"),
-    Row("crashed-worker", "log-no-space & log-worker-exited & !log-shm-sized", -0.2, "the exit follows a write that failed for lack of "
-        "space"),
+    Row("shm-exhausted", "log-no-space & !log-shm-sized", 0.3, "a write that fails for lack of space in a job's "
+        "workers is most often /dev/shm (a shared-memory segment, 64 MB in a container)"),
+    Row("shm-exhausted", "log-no-space & log-worker-exited & !log-shm-sized", 0.1, "and a worker exited of it (as "
+        "with SIGBUS)"),
+    Row("crashed-worker", "log-no-space & log-worker-exited & !log-shm-sized", -0.2, "the exit follows a write that "
+        "failed for lack of space"),
 )

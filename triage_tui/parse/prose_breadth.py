@@ -217,7 +217,8 @@ BREADTH: tuple[Signal, ...] = (
        r"|\blogg(?:ing|er)\b[^\n]{0,80}?\b(?:multiprocessing|billiard|fork(?:s|ed|ing)?)\b"
        r"(?! of\b| (?:repo|repository|version|branch|project)\b)",
        "https://github.com/python/cpython/issues/50970 (bpo-6721: locks in the standard library should be sanitized on "
-       "fork); https://docs.python.org/3/howto/logging-cookbook.html (logging to a single file from multiple processes); "
+       "fork); https://docs.python.org/3/howto/logging-cookbook.html (logging to a single file from multiple "
+       "processes); "
        "https://github.com/anoniemerd/PruneMate/issues/29 (cases-7)"),
     # --- still loading: a load of the model told as slow or still going (twelfth pass): "the model is still loading",
     # "loading weights take very long", "model loading speed", "Loading checkpoint shards ... take me so long". A
@@ -229,8 +230,8 @@ BREADTH: tuple[Signal, ...] = (
        r"\b(?:is |are )?still (?:loading|downloading)\b"
        r"|\b(?:loading|load) (?:the )?(?:model|weights|checkpoints?(?: shards)?)\b[^\n]{0,60}?\b(?:takes?|took|taking"
        r"|slow|slowly|forever|\d{1,4} ?(?:minutes|mins|hours))\b"
-       r"|\b(?:model|weights?|checkpoint) (?:loading|load)\b[^\n]{0,40}?\b(?:takes?|took|taking|slow|slowly|forever|speed"
-       r"|\d{1,4} ?(?:minutes|mins|hours))\b",
+       r"|\b(?:model|weights?|checkpoint) (?:loading|load)\b[^\n]{0,40}?\b(?:takes?|took|taking|slow|slowly|forever"
+       r"|speed|\d{1,4} ?(?:minutes|mins|hours))\b",
        "https://huggingface.co/docs/transformers/main/en/big_models (loading large models: sharded checkpoints); "
        "https://github.com/vllm-project/vllm/issues/35547 (cases-4)"),
 )

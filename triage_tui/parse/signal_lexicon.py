@@ -215,7 +215,8 @@ LEXICON: tuple[Signal, ...] = (
        "https://github.com/NVIDIA/Megatron-LM/issues/878"),
     # the twelfth pass: a container given its own /dev/shm size or the host's (docker run --shm-size, --ipc=host;
     # Kubernetes' emptyDir medium Memory): a write that fails for lack of space there is the disk's, not /dev/shm's
-    _s("log-shm-sized", "a container given a /dev/shm size or the host's (--shm-size, --ipc=host, an emptyDir in memory)",
+    _s("log-shm-sized", "a container given a /dev/shm size or the host's (--shm-size, --ipc=host, an emptyDir in "
+       "memory)",
        r"--shm-size\b|--ipc[= ]host\b|\bmedium: ?\"?Memory\b",
        "https://docs.docker.com/reference/cli/docker/container/run/ (--shm-size, --ipc)"),
     _s("log-mmap-load", "weights read through mmap or page faults: every page a fault, on slow storage slow or stuck",
