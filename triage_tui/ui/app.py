@@ -23,9 +23,11 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Container
+from textual.screen import Screen
 from textual.widgets import Static
 
 from ..incident import IncidentView, OpeningFailed
+from .dirty_lines import paint_dirty_lines_only
 from .export import export_directories
 from .header import render_banner, render_header
 from .key_hints import KeyHints
@@ -108,6 +110,9 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
         self.panes_mounting = False
 
     # ------------------------------------------------------------ layout
+    def get_default_screen(self) -> Screen[None]:
+        return paint_dirty_lines_only(Screen(id="_default"))  # a quiet refresh renders its changed lines only
+
     def compose(self) -> ComposeResult:
         yield Static("", id="header")
         yield Static("", id="banner")
