@@ -104,8 +104,12 @@ async def test_a_refresh_of_unchanged_rows_makes_only_the_rows_on_screen_and_pai
         refreshed: list[tuple[str, bool]] = []
         real_refresh = Widget.refresh
 
+        painted: list = []  # the regions the table asked to repaint
+
         def refresh(self, *regions, **kw):
             refreshed.append((type(self).__name__, bool(kw.get("layout"))))
+            if self is table:
+                painted.extend(regions)
             return real_refresh(self, *regions, **kw)
 
         monkeypatch.setattr(Widget, "refresh", refresh)
@@ -122,6 +126,9 @@ async def test_a_refresh_of_unchanged_rows_makes_only_the_rows_on_screen_and_pai
         await pilot.pause()
         assert built == [2000]
         assert table.rows_made == made + 1  # that row's line, and no other
+        # and of that line only its RSS cell goes to the terminal (the other cells came from its kept cells)
+        from triage_tui.ui.panes.process_table import COLUMN_WIDTHS, PAD
+        assert [(r.width, r.height) for r in painted] == [(COLUMN_WIDTHS["RSS"] + 2 * PAD, 1)]
         assert "555M" in app.export_screenshot()
 
 

@@ -41,6 +41,14 @@ def _text(value: object) -> Text:
     return value if isinstance(value, Text) else Text(str(value))
 
 
+def _cell_key(value: object) -> object:
+    """What a cell shows, hashable: a str itself; a Text by its text, style and spans (a Text is mutable
+    and has no hash). Two cells with the same key render the same segments."""
+    if isinstance(value, Text):
+        return (value.plain, str(value.style), tuple(value.spans), value.overflow, value.end)
+    return str(value)
+
+
 class ProcessTable(ScrollView, can_focus=True):
     """Rows of fixed-width columns under a header line that stays; a row cursor (up/down, j/k, page keys)."""
 
@@ -81,6 +89,7 @@ class ProcessTable(ScrollView, can_focus=True):
         self._natural: dict[str, int] = {}  # the flexible columns' widest text
         self._painted: dict[int, tuple[str, Cells]] = {}  # screen line -> (row key, cells) it last showed
         self._strips: dict[str, tuple[tuple[Any, ...], Strip]] = {}  # row key -> (what it showed, its line)
+        self._cell_segments: dict[tuple[object, ...], tuple[Segment, ...]] = {}  # a cell's segments, by what it shows
         self.rows_made = 0  # row lines rendered into segments (tests count what a refresh painted)
 
     # ------------------------------------------------------------ what it shows
@@ -117,7 +126,22 @@ class ProcessTable(ScrollView, can_focus=True):
                 continue
             cells = cells_at(index)
             if cells is not painted and list(cells) != list(painted):
-                self.refresh(Region(0, line, max(self.size.width, self.virtual_size.width), 1))
+                self._refresh_cells(line, cells, painted)
+
+    def _refresh_cells(self, line: int, cells: Cells, painted: Cells) -> None:
+        """Repaint the cells of screen line `line` that differ from what it painted (the line is made
+        again whole, from kept cells; only the changed cells are sent to the terminal)."""
+        if len(cells) != len(painted) or len(cells) != len(self._widths):
+            self.refresh(Region(0, line, max(self.size.width, self.virtual_size.width), 1))
+            return
+        x = -int(self.scroll_offset.x)
+        regions = []
+        for new, old, width in zip(cells, painted, self._widths):
+            if new is not old and _cell_key(new) != _cell_key(old):
+                regions.append(Region(x, line, width + 2 * PAD, 1))
+            x += width + 2 * PAD
+        if regions:
+            self.refresh(*regions)
 
     def get_row_at(self, index: int) -> list[object]:
         return list(self._cells_at(index))
@@ -176,7 +200,7 @@ class ProcessTable(ScrollView, can_focus=True):
         width = self.size.width
         base = self.rich_style
         if y == 0:
-            strip = self._line([Text(c) for c in self.columns], base + self.get_component_rich_style("process-table--header"))
+            strip = self._line(self.columns, base + self.get_component_rich_style("process-table--header"))
         else:
             index = self._index_at(y)
             if index is None or index >= len(self._keys):
@@ -191,30 +215,43 @@ class ProcessTable(ScrollView, can_focus=True):
                 strip = cached[1]
             else:
                 style = base + self.get_component_rich_style("process-table--cursor") if cursor else None
-                strip = self._line([_text(c) for c in cells], base, style)
+                strip = self._line(cells, base, style)
                 self.rows_made += 1
                 if len(self._strips) > 4 * max(50, self.size.height):
                     self._strips.clear()
                 self._strips[key] = (seen, strip)
         return strip.crop_extend(scroll_x, scroll_x + width, base)
 
-    def _line(self, cells: list[Text], base: Style, over: Optional[Style] = None) -> Strip:
-        """One line of `cells` at the column widths, on `base`; `over` (the cursor) on top of every cell's style."""
+    def _line(self, cells: Sequence[object], base: Style, over: Optional[Style] = None) -> Strip:
+        """One line of `cells` at the column widths, on `base`; `over` (the cursor) on top of every cell's style.
+
+        Each cell's segments are kept by its text, width and styles: a row whose idle-for moved (every row,
+        every second, in a tree's first minute) is made of ten kept cells and one made again."""
         segments: list[Segment] = []
-        console = self.app.console
-        under = base + over if over is not None else base
-        pad = Segment(" " * PAD, under)
+        kept = self._cell_segments
         for cell, width in zip(cells, self._widths):
-            if cell.cell_len > width:
-                cell = cell.copy()
-                cell.truncate(width, overflow="ellipsis")
-            segments.append(pad)
-            for seg in cell.render(console, end=""):
-                if seg.text:
-                    style = base + seg.style if seg.style else base
-                    segments.append(Segment(seg.text, style + over if over is not None else style))
-            segments.append(Segment(" " * (width - cell.cell_len + PAD), under))
+            key = (_cell_key(cell), width, base, over)
+            made = kept.get(key)
+            if made is None:
+                made = self._cell(_text(cell), width, base, over)
+                if len(kept) > 8192:  # a long watch's figures come and go: start again rather than grow
+                    kept.clear()
+                kept[key] = made
+            segments.extend(made)
         return Strip(segments)
+
+    def _cell(self, cell: Text, width: int, base: Style, over: Optional[Style]) -> tuple[Segment, ...]:
+        under = base + over if over is not None else base
+        if cell.cell_len > width:
+            cell = cell.copy()
+            cell.truncate(width, overflow="ellipsis")
+        segments = [Segment(" " * PAD, under)]
+        for seg in cell.render(self.app.console, end=""):
+            if seg.text:
+                style = base + seg.style if seg.style else base
+                segments.append(Segment(seg.text, style + over if over is not None else style))
+        segments.append(Segment(" " * (width - cell.cell_len + PAD), under))
+        return tuple(segments)
 
     def _fit_columns(self) -> None:
         room = self.scrollable_content_region.width or self.size.width
