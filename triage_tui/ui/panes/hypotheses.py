@@ -78,7 +78,7 @@ class HypothesesPane(Pane):
         if spec == self._spec:
             return
         tree = self.query_one(HypothesisTree)
-        if self._spec is not None and _relabels(self._spec, spec) and len(tree.root.children) == len(spec):
+        if self._spec is not None and _relabels(self._spec, spec, width) and len(tree.root.children) == len(spec):
             # Same nodes, some labels changed (an evidence figure that ticks): relabel those lines.
             # Rebuilding the tree would lay out (re-flow and repaint) the whole screen every refresh.
             for node, new, old in zip(tree.root.children, spec, self._spec, strict=True):
@@ -126,14 +126,18 @@ def _same(a: TextType, b: TextType) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _relabels(old: list[NodeSpec], new: list[NodeSpec]) -> bool:
+def _relabels(old: list[NodeSpec], new: list[NodeSpec], width: int = 0) -> bool:
     """Whether `new` can be shown by replacing labels of `old` in place: the same nodes in the same
-    order, and no label wider than before (a wider one changes the tree's scrollable width, which
-    only a rebuild recomputes; a narrower one leaves it a little wide, which is harmless)."""
+    order, and no label wider than before or than the width the texts were wrapped at (`width`; a label
+    wider than both would change the tree's scrollable width, which only a rebuild recomputes; every
+    line is painted across the tree's width, so one that grows within it needs nothing more: "idle for
+    9 s" becoming "idle for 10 s" is one line repainted, not the tree rebuilt and the screen laid out)."""
     if [(n.data, n.is_leaf, len(n.leaves)) for n in old] != [(n.data, n.is_leaf, len(n.leaves)) for n in new]:
         return False
-    return all(_width(a) <= _width(b) for o, n in zip(old, new, strict=True)
-               for a, b in zip((n.label, *n.leaves), (o.label, *o.leaves), strict=True))
+    node_room, leaf_room = width - NODE_INDENT, width - LEAF_INDENT
+    return all(_width(n.label) <= max(_width(o.label), node_room)
+               and all(_width(a) <= max(_width(b), leaf_room) for a, b in zip(n.leaves, o.leaves, strict=True))
+               for o, n in zip(old, new, strict=True))
 
 
 def _width(label: TextType) -> int:
@@ -184,11 +188,18 @@ def _leaves(h: Hypothesis, width: int) -> list[TextType]:
         for text in dedupe_evidence(h.against):
             leaves += _wrapped(text, width, "red", "− ")
     if h.next_check:
-        check = split_next_check(h.next_check)
-        leaves += _wrapped(check.shell, width, "bold cyan", "next: ", "      ")
-        if check.key:
-            leaves.append(Text.assemble(("      press ", "dim"), (check.key, "bold reverse"), (" to do it here", "dim")))
+        leaves += _next_check(h.next_check, width)
     return leaves
+
+
+@functools.lru_cache(maxsize=256)
+def _next_check(next_check: str, width: int) -> tuple[Text, ...]:
+    """The next check's lines (kept: the same few checks every refresh; their split is regular expressions)."""
+    check = split_next_check(next_check)
+    lines = _wrap(check.shell, width, "bold cyan", "next: ", "      ")
+    if check.key:
+        lines += (Text.assemble(("      press ", "dim"), (check.key, "bold reverse"), (" to do it here", "dim")),)
+    return lines
 
 
 def _spec(diagnosis: Diagnosis, changelog: Sequence[str], width: int = 76) -> list[NodeSpec]:
@@ -199,9 +210,7 @@ def _spec(diagnosis: Diagnosis, changelog: Sequence[str], width: int = 76) -> li
         shown = [h for h in ordered if not folds(h)]
         folded = [h for h in ordered if folds(h)]
         for rank, h in enumerate(shown, 1):
-            label, more = _label(rank, h, width - NODE_INDENT)
-            leaves = [Text("  " + line, style="bold") for line in more] + _leaves(h, leaf_width)
-            spec.append(NodeSpec(label, h.id, False, tuple(leaves)))
+            spec.append(_node(rank, h, width))
         if folded:
             leaves = []
             for h in folded:
@@ -225,12 +234,29 @@ def _spec(diagnosis: Diagnosis, changelog: Sequence[str], width: int = 76) -> li
     return spec
 
 
+@functools.lru_cache(maxsize=64)
+def _node(rank: int, h: Hypothesis, width: int) -> NodeSpec:
+    """The node of hypothesis `h` at `rank`. Kept: most hypotheses are equal from one refresh to the
+    next (the engine shares equal ones), and making their labels and leaves again to find them equal
+    was a fifth of what a quiet refresh cost the UI thread. A hypothesis is a frozen dataclass: its
+    hash and equality are its whole content, so a changed figure is a new key."""
+    label, more = _label(rank, h, width - NODE_INDENT)
+    leaves = [Text("  " + line, style="bold") for line in more] + _leaves(h, width - LEAF_INDENT)
+    return NodeSpec(label, h.id, False, tuple(leaves))
+
+
 def _label(rank: int, h: Hypothesis, width: int = 10_000) -> tuple[Text, list[str]]:
     """The node's line, and the rest of a title too long for it (shown first when it is expanded)."""
     kind = "finding " if getattr(h, "kind", "cause") == "finding" else ""
-    head = f"{rank}. {h.status:<9} {kind}"
-    lines = textwrap.wrap(visible(f"{h.title} ({h.score:.2f})"), max(12, width - len(head) - 2)) or [""]
+    text, rest = _title_lines(rank, h.status, kind, f"{h.title} ({h.score:.2f})", width)
+    return text.copy(), list(rest)
+
+
+@functools.lru_cache(maxsize=256)
+def _title_lines(rank: int, status: str, kind: str, title: str, width: int) -> tuple[Text, tuple[str, ...]]:
+    head = f"{rank}. {status:<9} {kind}"
+    lines = textwrap.wrap(visible(title), max(12, width - len(head) - 2)) or [""]
     text = Text(f"{rank}. ")
-    text.append(f"{h.status:<9}", style=STATUS_STYLE.get(h.status, ""))
+    text.append(f"{status:<9}", style=STATUS_STYLE.get(status, ""))
     text.append(f" {kind}{lines[0]}" + (" …" if len(lines) > 1 else ""))
-    return text, lines[1:]
+    return text, tuple(lines[1:])

@@ -1,0 +1,49 @@
+"""A figure in a hypothesis that ticks ("idle for 9 s", then "for 10 s") is shown at once, by relabelling
+the lines that changed: the tree is not rebuilt (a rebuild lays the whole screen out), even when the new
+text is wider than the old, as long as it fits the width the texts are wrapped at."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from conftest import fixture_incident, make_app, settle
+
+from triage_tui.demo.fixture import build_snapshots
+from triage_tui.ui.panes import View
+from triage_tui.ui.panes.hypotheses import HypothesesPane, HypothesisTree
+
+
+def screen_text(app) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def _with_idle(moment, seconds: int):
+    diagnosis = moment.diagnosis
+    first = diagnosis.hypotheses[0]
+    row = dataclasses.replace(first.evidence[0], text=f"every rank idle for {seconds} s")
+    first = dataclasses.replace(first, evidence=(row, *first.evidence[1:]))
+    return dataclasses.replace(moment, diagnosis=dataclasses.replace(diagnosis, hypotheses=(first, *diagnosis.hypotheses[1:])))
+
+
+async def test_a_wider_figure_is_relabelled_in_place_and_shown(tmp_path):
+    incident = fixture_incident(build_snapshots(20), preload=10)
+    app = make_app(incident, str(tmp_path), live=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(HypothesesPane)
+        tree = app.query_one(HypothesisTree)
+        moment = app.shown_moment()
+        assert moment is not None and moment.diagnosis.hypotheses and moment.diagnosis.hypotheses[0].evidence
+        pane.show(View(_with_idle(moment, 9), (moment,)))
+        tree.root.children[0].expand()
+        await pilot.pause()
+        assert "every rank idle for 9 s" in screen_text(app)
+        nodes = [id(n) for n in tree.root.children]
+        leaves = [id(leaf) for leaf in tree.root.children[0].children]
+        pane.show(View(_with_idle(moment, 10), (moment,)))
+        await pilot.pause()
+        await pilot.pause()
+        shot = screen_text(app)
+        assert "every rank idle for 10 s" in shot and "every rank idle for 9 s" not in shot
+        assert [id(n) for n in tree.root.children] == nodes  # the same nodes: relabelled, not rebuilt
+        assert [id(leaf) for leaf in tree.root.children[0].children] == leaves
