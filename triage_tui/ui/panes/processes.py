@@ -147,7 +147,7 @@ class ProcessesPane(Pane):
         under a line that says so (the last moment stays on screen while triage watches for a restart)."""
         snap = view.snapshot
         gone = self.query_one("#proc-gone", Static)
-        if snap.live_pids():
+        if any(not p.exited for p in snap.processes):  # live_pids() without its tuple of every PID
             self._last_alive = snap
             gone.display = False
             return snap.processes

@@ -6,6 +6,8 @@ a cycle in red, the process everyone waits on and network waits in yellow.
 
 from __future__ import annotations
 
+import operator
+
 from rich.text import Text
 from textual.widgets import Static
 
@@ -44,7 +46,7 @@ def render_waits(snapshot: Snapshot, lines: Optional[list[WaitLine]] = None) -> 
 def same_items(a: Sequence[object], b: Sequence[object]) -> bool:
     """The same objects in the same order: what the collectors hand on unchanged (an idle process's
     row and its carried waits are last refresh's objects), so a pane can skip what did not change."""
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+    return a is b or (len(a) == len(b) and all(map(operator.is_, a, b)))  # map: no Python frame per item
 
 
 class WaitsSection(Static):
