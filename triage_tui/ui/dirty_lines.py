@@ -16,6 +16,7 @@ screenshot) is textual's own, unchanged.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable
 from typing import Any, Optional
 
@@ -47,21 +48,21 @@ class DirtyLinesCompositor(Compositor):
         if spans is None:  # a full update, a screenshot: textual's own
             yield from super()._get_renders(crop)
             return
+        dirty = sorted(spans)
         for widget, (region, clip) in self.visible_widgets.items():
             shown = region.intersection(clip)
             if not shown:
                 continue
             left, right = shown.x, shown.right
-            run_start = -1
-            for y in range(shown.y, shown.bottom + 1):  # one past the end closes the last run
-                crossed = y < shown.bottom and any(x1 < right and x2 > left for x1, x2 in spans.get(y, ()))
-                if crossed and run_start < 0:
-                    run_start = y
-                elif not crossed and run_start >= 0:
-                    lines = Region(left, run_start, shown.width, y - run_start)
-                    strips = widget.render_lines(Region(left - region.x, run_start - region.y, shown.width, y - run_start))
-                    yield lines, lines, strips
-                    run_start = -1
+            crossed = [y for y in dirty[bisect_left(dirty, shown.y):bisect_left(dirty, shown.bottom)]
+                       if any(x1 < right and x2 > left for x1, x2 in spans[y])]
+            start = 0
+            for i in range(1, len(crossed) + 1):  # runs of consecutive lines, one render each
+                if i == len(crossed) or crossed[i] != crossed[i - 1] + 1:
+                    top, height = crossed[start], crossed[i - 1] - crossed[start] + 1
+                    lines = Region(left, top, shown.width, height)
+                    yield lines, lines, widget.render_lines(Region(left - region.x, top - region.y, shown.width, height))
+                    start = i
 
 
 def paint_dirty_lines_only(screen: Screen[Any]) -> Screen[Any]:

@@ -66,6 +66,12 @@ def _height(widget: Static, width: int) -> int:
     return widget.visual.get_height(widget.styles, width)  # type: ignore[arg-type]  # textual itself passes styles here
 
 
+def _one_line(text: Text, width: int) -> bool:
+    """Whether `text` takes one line at `width` for certain (no newline, and it fits): its height is known
+    without measuring it (measuring wraps the text, the dearer half of a one-line update)."""
+    return 0 < text.cell_len <= width and "\n" not in text.plain
+
+
 def update_static(widget: Static, text: Text) -> None:
     """Show `text` in `widget`, at the least cost: nothing when it is what is shown (most panes on most
     refreshes), a repaint of the widget alone when its height stays, a layout only when its height
@@ -77,6 +83,9 @@ def update_static(widget: Static, text: Text) -> None:
     width = widget.content_size.width
     if not isinstance(shown, Text) or width <= 0:
         widget.update(text)
+        return
+    if _one_line(shown, width) and _one_line(text, width):  # most updates: a figure in a line that fits
+        widget.update(text, layout=False)
         return
     before = _height(widget, width)
     widget.update(text, layout=False)
