@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from triage_tui.model import Frame, StackCapture, StackGroup, Unavailable
 from triage_tui.model.diagnosis import Diagnosis, Hypothesis, Observation
 from triage_tui.model.moment import Moment
@@ -123,7 +125,7 @@ def test_the_report_keeps_the_engines_order() -> None:
 def test_no_illusion_sentence_when_pages_are_not_shared() -> None:
     moment = demo_like_snapshot(1000.0)
     snap = moment.snapshot
-    honest = tuple(p.__class__(**{**p.__dict__, "pss_bytes": p.rss_bytes}) for p in snap.processes)
+    honest = tuple(dataclasses.replace(p, pss_bytes=p.rss_bytes) for p in snap.processes)
     text = render_report_markdown([Moment(snap.__class__(**{**snap.__dict__, "processes": honest}))])
     assert "RSS overstates memory" not in text
 
