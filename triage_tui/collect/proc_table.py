@@ -119,6 +119,15 @@ class ProcTable:
         for kids in self.children.values():
             kids.sort()
 
+    def share_children(self, previous: "ProcTable") -> bool:
+        """Take `previous`'s children map when this pass holds the very ProcStats of the same PIDs (no line was
+        parsed: no parent PID can differ); then it is the same object, which says "the same tree" to the caller.
+        False (nothing done) otherwise."""
+        if self.parsed or self.children or len(self.stats) != len(previous.stats):
+            return False
+        object.__setattr__(self, "children", previous.children)  # filled once, then only read (see the class)
+        return True
+
     def parent(self, pid: int) -> Optional[int]:
         stat = self.stats.get(pid)
         return stat.ppid if stat else None

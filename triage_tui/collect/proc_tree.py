@@ -84,7 +84,8 @@ class TreeFollower:
             self._walk(todo, seen, table, old_lines, old_stats, old_counts, held)
         except Unfollowable:
             return None
-        table.index_children()
+        if previous is None or not table.share_children(previous):
+            table.index_children()
         return table
 
     def _walk(self, todo: list[int], seen: set[int], table: ProcTable, old_lines: Mapping[int, bytes],
@@ -96,6 +97,7 @@ class TreeFollower:
         fds = held.fds if held is not None else {}
         pread = os.pread
         general: list[int] = []
+        fresh: dict[int, bytes] = {}  # stat lines read here that changed: not read a second time below
         preads = 0
         for pid in todo:
             old = old_stats.get(pid)
@@ -108,7 +110,10 @@ class TreeFollower:
             except OSError:
                 raw = b""
             if not raw or raw != old_lines.get(pid):
-                general.append(pid)  # changed or gone: read again and parsed below
+                general.append(pid)  # changed or gone: parsed below (a gone one read again, to say why)
+                if raw:
+                    fresh[pid] = raw
+                    preads += 1
                 continue
             preads += 1
             count = None
@@ -133,11 +138,11 @@ class TreeFollower:
                 general.extend(self._children(pid, 1))
         if held is not None:
             held.preads += preads
-        self._walk_generally(general, seen, table, old_lines, old_stats, old_counts, held)
+        self._walk_generally(general, seen, table, old_lines, old_stats, old_counts, held, fresh)
 
     def _walk_generally(self, todo: list[int], seen: set[int], table: ProcTable, old_lines: Mapping[int, bytes],
                         old_stats: Mapping[int, ProcStat], old_counts: Mapping[int, int],
-                        held: Optional[HeldProcFiles]) -> None:
+                        held: Optional[HeldProcFiles], fresh: Optional[dict[int, bytes]] = None) -> None:
         stats, lines, parsed, run_counts, tick = table.stats, table.lines, table.parsed, table.run_counts, table.tick
         while todo:
             pid = todo.pop()
@@ -145,9 +150,11 @@ class TreeFollower:
                 continue
             seen.add(pid)
             old = old_stats.get(pid)
+            raw = fresh.pop(pid, b"") if fresh else b""
             try:
-                raw = held.read(pid, old.starttime, "stat") if old is not None and held is not None \
-                    else read_bytes(f"{self.proc}/{pid}/stat")
+                if not raw:
+                    raw = held.read(pid, old.starttime, "stat") if old is not None and held is not None \
+                        else read_bytes(f"{self.proc}/{pid}/stat")
             except OSError:
                 continue  # gone, or unreadable: not part of this table (as in the machine-wide pass)
             changed = old_lines.get(pid) != raw

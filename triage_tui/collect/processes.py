@@ -94,11 +94,29 @@ class ProcessCollector:
         stats = table.stats if table is not None else {}
         counts = table.run_counts if table is not None else {}
         extra = extra if extra is not None else {}
+        previous = self._previous
+        now = time.monotonic()
+        quiet = 0
         for pid in pids:
-            row, sample = self._collect_one(pid, stats.get(pid), extra.get(pid), counts.get(pid))
+            stat = stats.get(pid)
+            before = previous.get(pid)
+            pss = extra.get(pid)
+            # _collect_one's first test, here: a process still not run since its row was carried (the very stat
+            # line, the same run count and PSS figures) is that row again; most of an idle tree, every tick
+            if (before is not None and stat is not None and stat is before.stat and before.quiet
+                    and before.row is not None and before.run_count is not None
+                    and counts.get(pid) == before.run_count and (pss or None) == before.extra and now > before.at
+                    and stat.num_threads == 1 and stat.state != "Z"):
+                before.at = now
+                rows.append(before.row)
+                samples[pid] = before
+                quiet += 1
+                continue
+            row, sample = self._collect_one(pid, stat, pss, counts.get(pid))
             rows.append(row)
             if sample is not None:
                 samples[pid] = sample
+        self.reads["schedstat"] += quiet  # read by the /proc pass for each of them (one read a tick either way)
         now = time.time()
         for pid, before in self._previous.items():
             if pid in samples:

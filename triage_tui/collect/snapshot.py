@@ -24,6 +24,7 @@ from ..model.snapshot import (
     SourceStatus,
     Target,
     TargetMemory,
+    TargetRoot,
 )
 from ..model.unavailable import Unavailable, is_known
 from ..model.waits import Wait, WaitSource
@@ -88,6 +89,10 @@ class SnapshotCollector:
         self._seen_pids: dict[int, Optional[float]] = {}
         self._tree: frozenset[int] = frozenset()  # last tick's tree: their stat files are held open
         self._roots: frozenset[int] = frozenset()  # last tick's target roots
+        # last tick's tree in order and the roots and children map it was ordered from (a quiet pass shares the map)
+        self._order: tuple[tuple[TargetRoot, ...], dict[int, list[int]], list[int]] = ((), {}, [])
+        self._live_of: tuple[tuple[ProcessInfo, ...], list[int]] = ((), [])
+        self._rss_of: tuple[tuple[ProcessInfo, ...], dict[int, int]] = ((), {})
         self._environ_cache: dict[tuple[int, object], dict[str, str]] = {}
         self._environs_of: tuple[tuple[ProcessInfo, ...], dict[int, dict[str, str]]] = ((), {})
         self._named_of: tuple[tuple[ProcessInfo, ...], list[NamedPort]] = ((), [])  # the rows' named ports
@@ -136,8 +141,11 @@ class SnapshotCollector:
                                         skip_known=same_target)
             self._table = table
             tables.append(table)
-            pids = tree_pids(target, table)
-            self._tree = frozenset(pids)
+            roots_before, children_before, pids = self._order
+            if table.children is not children_before or target.roots != roots_before:
+                pids = tree_pids(target, table)  # else no parent changed: the same tree, in the same order
+                self._order = (target.roots, table.children, pids)
+                self._tree = frozenset(pids)
             return processes.collect(pids, table, self._smaps_fields())
 
         no_processes: tuple[ProcessInfo, ...] = ()
@@ -149,15 +157,16 @@ class SnapshotCollector:
             # every row last tick's object: last tick's tuple, from here on, so that what is worked out from
             # the rows alone (environments, named ports, log links, the unchanged set) is known by identity
             processes = same_or_new(self._last.processes, processes)
-        for p in processes:
-            if p.pid not in self._seen_pids:
-                self._seen_pids[p.pid] = float(p.start_time) if isinstance(p.start_time, (int, float)) else None
+        if self._last is None or processes is not self._last.processes:  # else last tick's rows: all seen
+            for p in processes:
+                if p.pid not in self._seen_pids:
+                    self._seen_pids[p.pid] = float(p.start_time) if isinstance(p.start_time, (int, float)) else None
         processes, memory = self._memory(processes, options, statuses)
         logs: tuple[LogTail, ...] = ()
         if self.logs is not None:
             follow, rows = self.logs, processes
             logs = self._run("logs", statuses, (), lambda: follow(rows, options))
-        port_pids = [p.pid for p in processes if not p.exited]
+        port_pids = self._live(processes)
         probe_port = options.port if options.port is not None else port_of_specs(target.specs)
         environs = self._environs(processes)
         ranks = frozenset(pid for pid, env in environs.items() if "RANK" in env and "WORLD_SIZE" in env)
@@ -174,7 +183,7 @@ class SnapshotCollector:
             if self.join_gpus is not None:
                 joined, gpu_report = self.join_gpus, gpus
                 processes = self._run("gpu-join", statuses, processes, lambda: joined(processes, gpu_report))
-        live = tuple(p.pid for p in processes if not p.exited)
+        live = tuple(self._live(processes))
         no_waits: tuple[tuple[Wait, ...], WaitSource] = ((), WaitSource(error=Unavailable("waits source failed")))
         waits, waits_source = self._run("waits", statuses, no_waits,
                                         lambda: self.waits.collect(live, tables[0] if tables else None,
@@ -195,6 +204,12 @@ class SnapshotCollector:
             snapshot.share_index(last)
         self._last = snapshot
         return snapshot
+
+    def _live(self, processes: tuple[ProcessInfo, ...]) -> list[int]:
+        """The PIDs of the rows not exited, once per tuple of rows (the ports and the waits ask)."""
+        if processes is not self._live_of[0]:
+            self._live_of = (processes, [p.pid for p in processes if not p.exited])
+        return self._live_of[1]
 
     def _names_and_start(self, processes: tuple[ProcessInfo, ...]) -> tuple[frozenset[str], Optional[float]]:
         """_names_and_start, worked out again only for another tuple of rows (a quiet tick hands on last tick's)."""
@@ -259,7 +274,10 @@ class SnapshotCollector:
                 statuses: list[SourceStatus]) -> tuple[tuple[ProcessInfo, ...], MemoryReport]:
         """Hand this tick's smaps work to the reader thread (the rows already carry the figures it had)."""
         def read() -> tuple[tuple[ProcessInfo, ...], MemoryReport]:
-            live = {p.pid: (p.rss_bytes if is_known(p.rss_bytes) else 0) for p in processes if not p.exited}
+            if processes is not self._rss_of[0]:  # else last tick's rows: the same figures
+                self._rss_of = (processes, {p.pid: (p.rss_bytes if is_known(p.rss_bytes) else 0)
+                                            for p in processes if not p.exited})
+            live = self._rss_of[1]
             self.smaps.submit(live, options.smaps_budget_ms, options.interval_s, self._unchanged(processes))
             out = processes
             root = next((p.pid for p in out if not p.exited), None)
