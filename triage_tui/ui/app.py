@@ -37,6 +37,7 @@ from .palette import Palette
 from .pane_set import PANE_IDS, pending_panes, real_panes
 from .panes import Pane, update_static
 from .refresh_loop import MAX_TIMELINE, RefreshLoop
+from .text_lines import TextLines
 from .verdict_line import render_verdict_line, verdict_of
 
 if TYPE_CHECKING:  # the model's dataclasses: imported after the app's first frame (#18)
@@ -114,7 +115,7 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
         return paint_dirty_lines_only(Screen(id="_default"))  # a quiet refresh renders its changed lines only
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="header")
+        yield TextLines(id="header")
         yield Static("", id="banner")
         yield Static("", id="verdict")
         with Container(id="panes"):
@@ -214,7 +215,7 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
 
     def render_header(self) -> None:
         latest = self.latest
-        update_static(self.query_one("#header", Static), render_header(
+        self.query_one("#header", TextLines).show(render_header(
             latest.snapshot if latest else None, self.interval, self.clock(), self.paused, self.collecting_since,
             self.last_error, host=self.incident.host_name, live=self.live, recording=self.incident.recording_message,
         ))

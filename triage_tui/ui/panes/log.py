@@ -6,13 +6,14 @@ from typing import Any, Optional
 
 from rich.text import Text
 from textual.binding import Binding
-from textual.widgets import Input, RichLog, Static
+from textual.widgets import Input, RichLog
 
 from ...model.snapshot import LogLine, LogTail
 from ...model.unavailable import is_known
 from ...render.plain_text import visible
 from .. import format as fmt
-from . import Pane, View, update_static
+from ..text_lines import TextLines
+from . import Pane, View
 
 LEVELS = ("all", "warning", "error")  # the filter: everything, warnings and worse, errors only
 LEVEL_RANK = {"info": 0, "warning": 1, "error": 2, "traceback": 2}
@@ -50,7 +51,7 @@ class LogPane(Pane):
         self.current_match: Optional[int] = None  # n/N: the match shown, an index into match_rows
 
     def compose(self):
-        yield Static("", id="log-status")
+        yield TextLines(id="log-status")
         yield Input(placeholder="search the log (Enter keeps, Esc clears)", id="log-search")
         yield LogView(id="log-view", wrap=False, markup=False, auto_scroll=True)
 
@@ -65,7 +66,7 @@ class LogPane(Pane):
     def show(self, view: View) -> None:
         self._view = view
         tails = view.snapshot.logs
-        update_static(self.query_one("#log-status", Static), self._status(tails))
+        self.query_one("#log-status", TextLines).show(self._status(tails))
         key = (tuple((t.path, t.lines, t.partial) for t in tails), self.level, self.search)
         if key == self._rendered_key:
             return
@@ -150,7 +151,7 @@ class LogPane(Pane):
         log.auto_scroll = False
         log.scroll_to(y=max(0, self.match_rows[self.current_match] - log.size.height // 2), animate=False)
         if self._view is not None:
-            update_static(self.query_one("#log-status", Static), self._status(self._view.snapshot.logs))
+            self.query_one("#log-status", TextLines).show(self._status(self._view.snapshot.logs))
 
     def action_search(self) -> None:
         box = self.query_one(Input)

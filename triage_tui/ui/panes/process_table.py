@@ -136,7 +136,7 @@ class ProcessTable(ScrollView, can_focus=True):
             return
         x = -int(self.scroll_offset.x)
         regions = []
-        for new, old, width in zip(cells, painted, self._widths):
+        for new, old, width in zip(cells, painted, self._widths, strict=True):
             if new is not old and _cell_key(new) != _cell_key(old):
                 regions.append(Region(x, line, width + 2 * PAD, 1))
             x += width + 2 * PAD
@@ -229,7 +229,7 @@ class ProcessTable(ScrollView, can_focus=True):
         every second, in a tree's first minute) is made of ten kept cells and one made again."""
         segments: list[Segment] = []
         kept = self._cell_segments
-        for cell, width in zip(cells, self._widths):
+        for cell, width in zip(cells, self._widths, strict=False):
             key = (_cell_key(cell), width, base, over)
             made = kept.get(key)
             if made is None:

@@ -7,12 +7,11 @@ a cycle in red, the process everyone waits on and network waits in yellow.
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
+from typing import Optional
 
 from rich.text import Text
 from textual.widgets import Static
-
-from collections.abc import Sequence
-from typing import Optional
 
 from ...model.snapshot import Snapshot
 from ...render.plain_text import visible

@@ -1,0 +1,67 @@
+"""A line or two of rich Text painted through textual's line API: the header and the log's status line.
+
+Both change every second (the time of the last good refresh, "last line 5m03s ago"). A Static paints a new
+text through textual's Content (convert, wrap, format, style: ~0.3-0.4 ms for one line here, each of them
+every refresh); this widget renders the Text with rich, as the process table renders its cells, and keeps
+the lines until the text or the width changes. It lays out only when its height changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.strip import Strip
+from textual.widget import Widget
+
+
+class TextLines(Widget):
+    """`text` wrapped at the widget's width (at most its max-height of lines are seen)."""
+
+    DEFAULT_CSS = "TextLines { height: auto; }"
+
+    def __init__(self, text: Optional[Text] = None, *, id: Optional[str] = None, classes: Optional[str] = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.text = text if text is not None else Text()
+        self._lines: Optional[tuple[int, Style, list[Strip]]] = None  # (width, base style, lines) of self.text
+
+    def show(self, text: Text) -> None:
+        """Show `text`: nothing when it is what is shown, its lines repainted, a layout when its height changes."""
+        if text == self.text:
+            return
+        width = self.size.width
+        if width > 0 and _one_line(self.text, width) and _one_line(text, width):  # the usual: a figure moved
+            same_height = True
+        else:
+            same_height = width > 0 and len(self._wrap(text, width)) == len(self._wrap(self.text, width))
+        self.text = text
+        self._lines = None
+        self.refresh(layout=not same_height)
+
+    def _wrap(self, text: Text, width: int) -> list[Text]:
+        return list(text.wrap(self.app.console, max(1, width))) or [Text()]
+
+    def render(self) -> Text:
+        return self.text  # what it shows (textual asks a widget for it; the lines are painted by render_line)
+
+    def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
+        return len(self._wrap(self.text, width))
+
+    def render_line(self, y: int) -> Strip:
+        width, base = self.size.width, self.rich_style
+        if self._lines is None or self._lines[0] != width or self._lines[1] != base:
+            self._lines = (width, base, [self._strip(line, width, base) for line in self._wrap(self.text, width)])
+        lines = self._lines[2]
+        return lines[y] if 0 <= y < len(lines) else Strip.blank(width, base)
+
+    def _strip(self, line: Text, width: int, base: Style) -> Strip:
+        segments = [Segment(seg.text, base + seg.style if seg.style else base)
+                    for seg in line.render(self.app.console, end="") if seg.text]
+        return Strip(segments).extend_cell_length(width, base).crop(0, width)
+
+
+def _one_line(text: Text, width: int) -> bool:
+    """One line at `width` for certain: no newline, and it fits (known without wrapping it)."""
+    return 0 < text.cell_len <= width and "\n" not in text.plain
