@@ -111,6 +111,10 @@ class ProcTable:
     tick: int = 0  # passes since the first (for the staggered rescans)
     # schedstat run counts read by the pass (proc_tree.py: single-threaded tree processes), for the rows
     run_counts: dict[int, int] = field(default_factory=dict)
+    # statm lines read by the pass (proc_tree.py: tree processes that did not run), and the PIDs whose statm moved
+    # though they did not run (their RSS changed under them: the rows read their status again)
+    statm_lines: dict[int, bytes] = field(default_factory=dict)
+    rss_moved: set[int] = field(default_factory=set)
 
     def index_children(self) -> None:
         """Fill `children` from the stat lines' parent PIDs, each list in PID order (once, after a pass)."""
@@ -119,7 +123,7 @@ class ProcTable:
         for kids in self.children.values():
             kids.sort()
 
-    def share_children(self, previous: "ProcTable") -> bool:
+    def share_children(self, previous: ProcTable) -> bool:
         """Take `previous`'s children map when this pass holds the very ProcStats of the same PIDs (no line was
         parsed: no parent PID can differ); then it is the same object, which says "the same tree" to the caller.
         False (nothing done) otherwise."""

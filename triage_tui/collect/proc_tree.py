@@ -81,7 +81,8 @@ class TreeFollower:
         todo = [*roots, *(pid for pid in tree if pid not in roots)]
         seen: set[int] = set()
         try:
-            self._walk(todo, seen, table, old_lines, old_stats, old_counts, held)
+            self._walk(todo, seen, table, old_lines, old_stats, old_counts, held, frozenset(roots),
+                       previous.statm_lines if previous is not None else None)
         except Unfollowable:
             return None
         if previous is None or not table.share_children(previous):
@@ -89,15 +90,29 @@ class TreeFollower:
         return table
 
     def _walk(self, todo: list[int], seen: set[int], table: ProcTable, old_lines: Mapping[int, bytes],
-              old_stats: Mapping[int, ProcStat], old_counts: Mapping[int, int], held: Optional[HeldProcFiles]) -> None:
+              old_stats: Mapping[int, ProcStat], old_counts: Mapping[int, int], held: Optional[HeldProcFiles],
+              roots: Collection[int] = (), old_statm: Optional[Mapping[int, bytes]] = None) -> None:
         """Last tick's tree first, through the held fds and nothing else while a process is as it was (one
         `pread` of each file, no call per read: the loop every tick runs over the whole tree); then everything
-        else (new, changed, gone, not held, the roots, the children a walk found) the general way."""
+        else (new, changed, gone, not held, the roots, the children a walk found) the general way.
+
+        A single-threaded process whose schedstat run count did not move has not run since the last pass: of
+        the figures its stat line gives, only its RSS can have moved (reclaim, a truncated file it maps, the OOM
+        reaper: the kernel's doing, not its own) and its parent PID (its parent exited). So its statm line (the
+        mm's exact page counts, cheaper for the kernel to write than stat) is read instead of the stat line; the
+        same statm as last pass keeps last pass's stat line and ProcStat, and its parent is checked after the
+        walk (a parent that is not as it was: the stat line is read after all). A statm that moved marks the
+        process in `table.rss_moved` (its status is read again, whatever its stat line says: stat's RSS is an
+        approximate counter)."""
         stats, lines, run_counts, tick = table.stats, table.lines, table.run_counts, table.tick
+        statm_lines, rss_moved = table.statm_lines, table.rss_moved
+        old_statm = old_statm if old_statm is not None else {}
         fds = held.fds if held is not None else {}
         pread = os.pread
         general: list[int] = []
         fresh: dict[int, bytes] = {}  # stat lines read here that changed: not read a second time below
+        fresh_counts: dict[int, int] = {}  # and their run counts
+        carried: list[int] = []  # not run, the same statm: last pass's stat line kept (their parents checked below)
         preads = 0
         for pid in todo:
             old = old_stats.get(pid)
@@ -105,19 +120,9 @@ class TreeFollower:
             if old is None or held_stat is None or held_stat[1] != old.starttime:
                 general.append(pid)
                 continue
-            try:
-                raw = pread(held_stat[0], _CHUNK, 0)
-            except OSError:
-                raw = b""
-            if not raw or raw != old_lines.get(pid):
-                general.append(pid)  # changed or gone: parsed below (a gone one read again, to say why)
-                if raw:
-                    fresh[pid] = raw
-                    preads += 1
-                continue
-            preads += 1
             count = None
-            if old.num_threads == 1 and old.state != "Z":
+            single = old.num_threads == 1 and old.state != "Z"
+            if single:
                 held_count = fds.get((pid, "schedstat"))
                 if held_count is None or held_count[1] != old.starttime:
                     general.append(pid)
@@ -128,7 +133,45 @@ class TreeFollower:
                     general.append(pid)
                     continue
                 preads += 1
+                if count and count == old_counts.get(pid) and pid not in roots:
+                    before_m = old_statm.get(pid)
+                    held_m = fds.get((pid, "statm"))
+                    if before_m is not None and held_m is not None and held_m[1] == old.starttime:
+                        try:
+                            statm = pread(held_m[0], _CHUNK, 0)
+                        except OSError:
+                            statm = b""
+                        preads += 1
+                        if statm == before_m:
+                            seen.add(pid)
+                            stats[pid] = old
+                            lines[pid] = old_lines[pid]
+                            run_counts[pid] = count
+                            statm_lines[pid] = statm
+                            carried.append(pid)
+                            if _on_turn(pid, tick, 1):
+                                general.extend(self._children(pid, 1))
+                            continue
+                        if statm:
+                            statm_lines[pid] = statm
+                            rss_moved.add(pid)  # its pages moved while it slept: its status is read again
+            try:
+                raw = pread(held_stat[0], _CHUNK, 0)
+            except OSError:
+                raw = b""
+            if not raw or raw != old_lines.get(pid):
+                general.append(pid)  # changed or gone: parsed below (a gone one read again, to say why)
+                if raw:
+                    fresh[pid] = raw
+                    preads += 1
+                    if count is not None:
+                        fresh_counts[pid] = count
+                continue
+            preads += 1
+            if count is not None:
                 run_counts[pid] = count
+                if count == old_counts.get(pid) and pid not in statm_lines and pid not in roots and held is not None:
+                    self._statm(pid, old.starttime, held, statm_lines)  # not run: next pass compares its statm
             seen.add(pid)
             stats[pid] = old
             lines[pid] = raw
@@ -138,11 +181,47 @@ class TreeFollower:
                 general.extend(self._children(pid, 1))
         if held is not None:
             held.preads += preads
-        self._walk_generally(general, seen, table, old_lines, old_stats, old_counts, held, fresh)
+        self._walk_generally(general, seen, table, old_lines, old_stats, old_counts, held, fresh, fresh_counts)
+        self._check_parents(carried, table, old_lines, old_stats, held)
+
+    @staticmethod
+    def _statm(pid: int, starttime: int, held: HeldProcFiles, out: dict[int, bytes]) -> None:
+        """The statm line of a process that did not run, for the next pass to compare (held only while fds
+        can be: beyond the bound, its stat line is read every pass instead)."""
+        if (pid, "statm") not in held.fds and len(held) >= held.limit:
+            return
+        try:
+            out[pid] = held.read(pid, starttime, "statm")
+        except OSError:
+            pass
+
+    def _check_parents(self, carried: list[int], table: ProcTable, old_lines: Mapping[int, bytes],
+                       old_stats: Mapping[int, ProcStat], held: Optional[HeldProcFiles]) -> None:
+        """A process carried without its stat line keeps last pass's parent PID: true while that parent is still
+        the process it was (the same ProcStat this pass: it did not exit, so nobody was re-parented). Otherwise
+        its stat line is read now (a parent that exits re-parents its children, which need not run)."""
+        stats, lines, parsed = table.stats, table.lines, table.parsed
+        for pid in carried:
+            old = old_stats[pid]
+            if stats.get(old.ppid) is old_stats.get(old.ppid, stats):  # the parent as it was
+                continue
+            try:
+                raw = held.read(pid, old.starttime, "stat") if held is not None else read_bytes(f"{self.proc}/{pid}/stat")
+            except OSError:
+                raw = b""
+            stat = parse_stat(raw.decode("utf-8", "replace")) if raw and raw != old_lines.get(pid) else old
+            if not raw or stat is None or stat.pid != pid or stat.starttime != old.starttime:
+                for kept in (stats, lines, table.run_counts, table.statm_lines):
+                    kept.pop(pid, None)  # gone (or another process under the PID): not in this table
+                continue
+            if stat is not old:
+                stats[pid], lines[pid] = stat, raw
+                parsed.append(pid)
 
     def _walk_generally(self, todo: list[int], seen: set[int], table: ProcTable, old_lines: Mapping[int, bytes],
                         old_stats: Mapping[int, ProcStat], old_counts: Mapping[int, int],
-                        held: Optional[HeldProcFiles], fresh: Optional[dict[int, bytes]] = None) -> None:
+                        held: Optional[HeldProcFiles], fresh: Optional[dict[int, bytes]] = None,
+                        fresh_counts: Optional[dict[int, int]] = None) -> None:
         stats, lines, parsed, run_counts, tick = table.stats, table.lines, table.parsed, table.run_counts, table.tick
         while todo:
             pid = todo.pop()
@@ -171,13 +250,17 @@ class TreeFollower:
                 stat = old_stats[pid]
             stats[pid] = stat
             lines[pid] = raw
-            count = None
-            if stat.num_threads == 1 and stat.state != "Z" and held is not None:
+            count = fresh_counts.pop(pid, None) if fresh_counts and old is not None else None
+            if count is not None and stat.num_threads == 1 and stat.state != "Z":
+                run_counts[pid] = count  # read just before its stat line, in the loop above
+            elif stat.num_threads == 1 and stat.state != "Z" and held is not None:
                 try:
                     count = int(held.read(pid, stat.starttime, "schedstat").split()[2])
                     run_counts[pid] = count
                 except (OSError, ValueError, IndexError):
                     count = None
+            else:
+                count = None
             if old is None or stat.num_threads != old.num_threads or _on_turn(pid, tick, stat.num_threads):
                 todo.extend(self._children(pid, stat.num_threads))  # every thread's
             elif changed or (count is not None and count != old_counts.get(pid)):

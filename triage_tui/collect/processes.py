@@ -93,6 +93,7 @@ class ProcessCollector:
         samples: dict[int, Sample] = {}
         stats = table.stats if table is not None else {}
         counts = table.run_counts if table is not None else {}
+        moved = table.rss_moved if table is not None else set()  # its pages moved while it slept: status again
         extra = extra if extra is not None else {}
         previous = self._previous
         now = time.monotonic()
@@ -106,13 +107,13 @@ class ProcessCollector:
             if (before is not None and stat is not None and stat is before.stat and before.quiet
                     and before.row is not None and before.run_count is not None
                     and counts.get(pid) == before.run_count and (pss or None) == before.extra and now > before.at
-                    and stat.num_threads == 1 and stat.state != "Z"):
+                    and stat.num_threads == 1 and stat.state != "Z" and pid not in moved):
                 before.at = now
                 rows.append(before.row)
                 samples[pid] = before
                 quiet += 1
                 continue
-            row, sample = self._collect_one(pid, stat, pss, counts.get(pid))
+            row, sample = self._collect_one(pid, stat, pss, counts.get(pid), pid in moved)
             rows.append(row)
             if sample is not None:
                 samples[pid] = sample
@@ -172,8 +173,9 @@ class ProcessCollector:
         return cmdline
 
     def _collect_one(self, pid: int, stat: Optional[ProcStat] = None, extra: Optional[Mapping[str, object]] = None,
-                     run_count: Optional[int] = None) -> tuple[ProcessInfo, Optional[Sample]]:
-        """`run_count`: the schedstat count the /proc pass read for this very stat line (proc_tree.py), if it did."""
+                     run_count: Optional[int] = None, rss_moved: bool = False) -> tuple[ProcessInfo, Optional[Sample]]:
+        """`run_count`: the schedstat count the /proc pass read for this very stat line (proc_tree.py), if it did.
+        `rss_moved`: the pass saw its memory's page counts move though it did not run (its status is read)."""
         base = f"/proc/{pid}"
         now = time.monotonic()
         if stat is None:
@@ -198,14 +200,14 @@ class ProcessCollector:
                 run_count = self._run_count(pid, stat.starttime)
             self.reads["schedstat"] += 1  # here or in the /proc pass: one read a tick either way
             if (before is not None and before.quiet and before.row is not None and stat is before.stat
-                    and run_count is not None and run_count == before.run_count and (extra or None) == before.extra
+                    and not rss_moved and run_count is not None and run_count == before.run_count and (extra or None) == before.extra
                     and now > before.at):
                 # the very stat line (the /proc pass kept its ProcStat: not a byte moved) of a process still
                 # not run since its row was carried: that row again, as _unchanged_row would conclude
                 before.at = now
                 return before.row, before
         cmdline = self._cmdline(pid, stat)
-        unchanged = status_unchanged(before, stat, ticks, run_count)
+        unchanged = status_unchanged(before, stat, ticks, run_count) and not rss_moved
         if unchanged and before is not None and now > before.at:
             row = self._unchanged_row(stat, before, now, cmdline, extra)
             if row is not None:
