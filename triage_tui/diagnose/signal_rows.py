@@ -25,6 +25,9 @@ SIGNAL_ROWS: tuple[Row, ...] = (
     Row("gpu-hang", "log-nccl-watchdog-stuck", 0.3, "a CUDA call hangs under the watchdog"),
     Row("gpu-hang", "log-xid", 0.1),
     Row("gpu-lost", "log-xid", 0.7),
+    # Xid 8: the driver's watchdog killed a channel that stopped processing (NVIDIA's Xid catalog, RESTART_APP): a GPU
+    # that hangs, not one lost (thirteenth pass; cases-12 llama-cpp-27330)
+    Row("gpu-hang", "log-xid-timeout", 0.5, "the driver's watchdog killed a GPU channel that made no progress"),
     Row("crashed-worker", "log-segfault", 0.4),
     Row("crashed-worker", "log-peer-closed", 0.3, "the peer went away"),
     Row("crashed-worker", "log-worker-abrupt", 0.3),
@@ -99,6 +102,8 @@ SIGNAL_ROWS: tuple[Row, ...] = (
     Row("io-blocked", "log-mmap-load", 0.35, "pages of an mmap'd file come in one fault at a time"),
     Row("still-loading", "log-mmap-load", 0.1, "it is still reading the weights"),
     Row("event-never-fires", "log-result-hangs", 0.4, "the future is never completed"),
+    # Ray's scheduler says the task or actor can never be placed (thirteenth pass; ray-1734, cases-12)
+    Row("event-never-fires", "log-ray-infeasible", 0.5, "the task or actor is never scheduled: its result never comes"),
     # added after the sixth held-out set was scored once (the seventh pass; every set so far is seen): a mechanism
     # told in words (parse/prose_lexicon.py), read in pastes only
     Row("fork-inherited-lock", "told-fork-lock", 0.5, "told: the lock was held by a thread that the forked child does not "

@@ -198,7 +198,7 @@ WAIT_RULES: tuple[WaitRule, ...] = (
     _rule("file-io", GENERIC, code=r"\bos\.(fsync|pread|pwrite)\(|\.(readinto|write|flush)\(", native=False),
     # native mechanics (--native)
     _rule("lock", NATIVE, native=True, function=r"PyThread_acquire_lock|lock_PyThread_acquire_lock|rlock_acquire|"
-          r"pthread_mutex_lock|__lll_lock_wait|sem_(clock|timed)?wait"),
+          r"pthread_mutex_lock|__lll_lock_wait|sem_(clock|timed)?wait|[Ss]emaphore_?[Ww]ait\b"),
     _rule("condition", NATIVE, native=True, function=r"pthread_cond_(timed|clock)?wait|condition_variable"),
     _rule("sleep", NATIVE, native=True, function=r"^(time_sleep|pysleep|(__)?clock_nanosleep|(__)?nanosleep)"),
     _rule("socket", NATIVE, native=True, function=r"^(sock_recv\w*|sock_accept|select_select|select_poll\w*|"

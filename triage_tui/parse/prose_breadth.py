@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from .signal_lexicon import Signal
+from .signal_lexicon import XID_DENIED, XID_NOT_LOST, Signal
 
 
 def _w(oid: str, means: str, pattern: str, source: str, flags: int = re.I) -> Signal:
@@ -139,7 +139,8 @@ BREADTH: tuple[Signal, ...] = (
        "https://github.com/NVlabs/nvdiffrast/issues/190 (cases)"),
     # a GPU gone: NVIDIA's Xid errors, nvidia-smi's "GPU is lost" / "No devices were found", "fell off the bus"
     _w("told-word-gpu-lost", "a GPU told as lost (an Xid error, fell off the bus, nvidia-smi finds no device)",
-       r"\bfell off the bus\b|\bXid\b|\bGPU (?:is )?lost\b|\bNo devices were found\b",
+       # an Xid whose number is not a lost board's (an NVLink error, Xid 8's idle timeout) is not (thirteenth pass)
+       r"\bfell off the bus\b|" + XID_DENIED + r"\bXids?\b" + XID_NOT_LOST + r"|\bGPU (?:is )?lost\b|\bNo devices were found\b",
        "https://docs.nvidia.com/deploy/xid-errors/index.html; https://github.com/wilicc/gpu-burn/issues/1 (cases-2)"),
     # rendezvous: torch.distributed's words for the meeting point (MASTER_ADDR / MASTER_PORT, a refused connect); not
     # the word "rendezvous" itself, which the seen sets use as often for a rank that never arrived (cases-6: jax-22740,

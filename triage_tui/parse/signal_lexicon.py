@@ -49,6 +49,17 @@ HEDGE = re.compile(r"common causes include|possible causes?|(?:may|might|could) 
 _STRACE_PREFIX = (r"(?:\[pid\s{0,8}\d{1,10}\] |\d{1,10} {1,2})?(?:\d{2}:\d{2}:\d{2}(?:\.\d{1,6})? |\d{9,10}\.\d{1,6} "
                   r"|\s{0,8}\d{1,6}\.\d{6} )?")
 
+# how an Xid's number follows the word: "NVRM: Xid (PCI:0000:02:00): 79,", "XID 79(", "Xid 8  llama-server", "Xid (43,"
+XID_NUMBER = r" ?(?:\(PCI:[0-9A-Fa-f:.]{0,20}\))?:? {0,4}\(?"
+# Xids that mean the board is gone until a reset or reboot: 79 fell off the bus, 48 a double-bit ECC error, 95 an
+# uncontained ECC error, 119 / 120 GSP timeout / error, 154 the driver asks for a reset or a reboot. An Xid with
+# another number (an NVLink error, an app's fault) is not read as a lost GPU; one whose number was cut still is
+XID_LOST = r"(?:79|48|95|119|120|154)\b"
+XID_NOT_LOST = r"(?!" + XID_NUMBER + r"(?!" + XID_LOST + r")\d)"
+# a list of what was not seen ("No `NVRM: Xid`", "no GPU has fallen off the bus", "without Xid errors"): fixed-width
+# look-behinds, so the row stays linear (cases-12 rtx6kpro-15 lists them to say the kernel log was clean)
+XID_DENIED = r"(?<!no )(?<!no `)(?<!without )(?<!no NVRM: )(?<!no `NVRM: )"
+
 LEXICON: tuple[Signal, ...] = (
     # --- NCCL / torch.distributed
     _s("log-nccl-timeout", "NCCL watchdog timeout",
@@ -110,8 +121,18 @@ LEXICON: tuple[Signal, ...] = (
     _s("log-segfault", "a segmentation fault", r"Segmentation fault|SIGSEGV|segfault at|Fatal Python error",
        "https://github.com/pytorch/pytorch/issues/80802"),
     # --- kernel lines inside a paste (dmesg / journalctl -k)
+    # the Xid number says what happened (NVIDIA's Xid catalog): only some mean a lost board (XID_LOST); an NVLink
+    # error or an app's channel fault (13 graphics engine exception, 31 a page fault, 43 / 45 a channel reset or
+    # cleanup: the catalog's RESTART_APP) is not one. Xid 8 is the channel's idle timeout
+    # (ROBUST_CHANNEL_FIFO_ERROR_IDLE_TIMEOUT, "GPU stopped processing"): the driver's watchdog killed a channel that
+    # made no progress, a hung GPU (thirteenth pass; cases-12 llama-cpp-27330)
     _s("log-xid", "an NVIDIA Xid error in the kernel log (GPU fault / fell off the bus)",
-       r"NVRM: Xid|fallen off the bus|GPU has fallen", "https://github.com/leptonai/gpud/pull/1209"),
+       XID_DENIED + r"NVRM: Xid" + XID_NOT_LOST + r"|(?<!no `GPU has )(?<!no GPU has )fallen off the bus"
+       r"|" + XID_DENIED + r"GPU has fallen",
+       "https://github.com/leptonai/gpud/pull/1209; https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"),
+    _s("log-xid-timeout", "an NVIDIA Xid 8: the driver's watchdog killed a GPU channel that stopped processing",
+       r"\bXid" + XID_NUMBER + r"8\b", "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html (Xid 8, "
+       "ROBUST_CHANNEL_FIFO_ERROR_IDLE_TIMEOUT: GPU stopped processing)"),
     _s("log-hung-task", "a hung-task warning: a task in D state over 120 s",
        r"blocked for more than \d{1,6} seconds|hung_task_timeout_secs", "https://github.com/openzfs/zfs/issues/2954"),
     # --- locks, compile, load (gdb's py-bt prints "Waiting for a lock (e.g. GIL)" and "<built-in method acquire of
@@ -277,8 +298,24 @@ LEXICON: tuple[Signal, ...] = (
        r"^" + _STRACE_PREFIX + r"(?:epoll_p?wait2?\(\d{1,6}, [^\n]{0,600}?, -1"
        r"|p?poll\(\[[^\n]{0,600}?\], \d{1,6}, (?:-1|NULL))(?:\)| <unfinished|, )"
        r"|^" + _STRACE_PREFIX + r"select\(\d{1,6}(?:, [^,\n]{1,300}){3}, NULL(?:\)| <unfinished)"
-       r"|^" + _STRACE_PREFIX + r"(?:recvfrom|recvmsg|recv)\(\d{1,6},\s{0,2}<(?:unfinished|detached) \.\.\.>",
-       "https://github.com/aio-libs/aiohttp/issues/11740", flags=0),
+       r"|^" + _STRACE_PREFIX + r"(?:recvfrom|recvmsg|recv)\(\d{1,6},\s{0,2}<(?:unfinished|detached) \.\.\.>"
+       # strace prints a call's input arguments before it enters it and the rest when it returns: a socket read that
+       # blocks is left as `recvfrom(5, ` at the end of the paste, or cut there (`[...]`); thirteenth pass,
+       # requests-4624 (cases-12)
+       r"|^" + _STRACE_PREFIX + r"(?:recvfrom|recvmsg|recv)\(\d{1,6},\s{0,2}(?:\[\.\.\.\]|\.\.\.|…)?\s{0,2}$",
+       "https://github.com/aio-libs/aiohttp/issues/11740; https://man7.org/linux/man-pages/man1/strace.1.html; "
+       "https://github.com/psf/requests/issues/4624", flags=0),
+    # Ray's scheduler on a task or actor that asks for more than any node has (or than is free): it stays pending and
+    # whoever waits on its result (`ray.get`) waits for ever; Ray prints it again and again ("Infeasible task. No
+    # nodes satisfy hard constraints", "... cannot be scheduled right now", "No available node types can fulfill
+    # resource request"); thirteenth pass, ray-1734 (cases-12)
+    _s("log-ray-infeasible", "Ray cannot place a task or actor (it asks for resources no node has): it never runs, "
+       "and its result never comes",
+       r"\bInfeasible task\b|\bNo nodes satisfy hard constraints\b|\bresource request cannot be scheduled right now\b"
+       r"|\bThe actor or task with ID \w{1,64} cannot be scheduled right now\b"
+       r"|\bNo available node types can fulfill resource request\b",
+       "https://docs.ray.io/en/latest/ray-core/scheduling/resources.html (infeasible tasks stay pending); "
+       "https://github.com/ray-project/ray/issues/1734"),
     # strace -tt's line for a poll that returns at once with an error or hang-up event on a descriptor: epoll(7)
     # reports EPOLLERR / EPOLLHUP whether asked or not, and level-triggered it reports them again on every call until
     # the descriptor is closed or removed, so an event loop that does neither calls epoll_wait in a loop that never
