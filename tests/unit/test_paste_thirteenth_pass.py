@@ -62,6 +62,11 @@ def test_an_xid_of_a_lost_board_is_still_a_lost_gpu(line: str) -> None:
     assert _causes(line)[:1] == ["gpu-lost"]
 
 
+def test_a_denial_is_a_word_not_the_end_of_one() -> None:
+    # "no Xid" denies; a word ending in "no" ("Jetson Nano") does not
+    assert "told-word-gpu-lost" in _ids("Jetson Nano Xid 79 after boot")
+
+
 @pytest.mark.parametrize("line", [
     # nccl#2241 (cases-7): NVLink errors on a B200 whose AllGather deadlocks: not a lost board
     "kernel: NVRM: Xid (PCI:...): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 11 (...)",

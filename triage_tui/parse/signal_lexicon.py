@@ -58,7 +58,7 @@ XID_LOST = r"(?:79|48|95|119|120|154)\b"
 XID_NOT_LOST = r"(?!" + XID_NUMBER + r"(?!" + XID_LOST + r")\d)"
 # a list of what was not seen ("No `NVRM: Xid`", "no GPU has fallen off the bus", "without Xid errors"): fixed-width
 # look-behinds, so the row stays linear (cases-12 rtx6kpro-15 lists them to say the kernel log was clean)
-XID_DENIED = r"(?<!no )(?<!no `)(?<!without )(?<!no NVRM: )(?<!no `NVRM: )"
+XID_DENIED = r"(?<!\bno )(?<!\bno `)(?<!\bwithout )(?<!\bno NVRM: )(?<!\bno `NVRM: )"
 
 LEXICON: tuple[Signal, ...] = (
     # --- NCCL / torch.distributed
@@ -127,7 +127,7 @@ LEXICON: tuple[Signal, ...] = (
     # (ROBUST_CHANNEL_FIFO_ERROR_IDLE_TIMEOUT, "GPU stopped processing"): the driver's watchdog killed a channel that
     # made no progress, a hung GPU (thirteenth pass; cases-12 llama-cpp-27330)
     _s("log-xid", "an NVIDIA Xid error in the kernel log (GPU fault / fell off the bus)",
-       XID_DENIED + r"NVRM: Xid" + XID_NOT_LOST + r"|(?<!no `GPU has )(?<!no GPU has )fallen off the bus"
+       XID_DENIED + r"NVRM: Xid" + XID_NOT_LOST + r"|(?<!\bno `GPU has )(?<!\bno GPU has )fallen off the bus"
        r"|" + XID_DENIED + r"GPU has fallen",
        "https://github.com/leptonai/gpud/pull/1209; https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"),
     _s("log-xid-timeout", "an NVIDIA Xid 8: the driver's watchdog killed a GPU channel that stopped processing",
