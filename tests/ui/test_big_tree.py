@@ -124,7 +124,7 @@ async def test_a_refresh_of_unchanged_rows_makes_only_the_rows_on_screen_and_pai
         assert ("ProcessTable", False) not in refreshed and not any(layout for _, layout in refreshed)
         app.post_message(MomentReady(incident.tick()))  # one row changed
         await pilot.pause()
-        assert built == [2000]
+        assert built == []  # swapped into its row in place: the same processes, parents and order
         assert table.rows_made == made + 1  # that row's line, and no other
         # and of that line only its RSS cell goes to the terminal (the other cells came from its kept cells)
         from triage_tui.ui.panes.process_table import COLUMN_WIDTHS, PAD
@@ -157,3 +157,32 @@ async def test_scrolling_the_table_shows_the_rows_scrolled_to(tmp_path):
         assert pane.selected_pid() == pane.rows[0].process.pid
         shown = screen_text(app)
         assert f" {first.name} " in shown
+
+
+async def test_a_process_that_moves_to_another_parent_rebuilds_the_tree_and_shows_it_there(tmp_path):
+    """A row swapped in place must not keep a stale place in the tree: a new parent lays the tree out again."""
+    from triage_tui.ui.panes import processes as processes_pane
+
+    before = big_snapshots(1, n=200)[0]
+    moved = before.processes[60]  # a grandchild of child1
+    root = before.processes[0]
+    changed = tuple(dataclasses.replace(p, ppid=root.pid) if p is moved else p for p in before.processes)
+    later = dataclasses.replace(before, taken_at=before.taken_at + 1, processes=changed)
+    incident = fixture_incident([before, later], preload=1)
+    app = make_app(incident, str(tmp_path), live=False)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(ProcessesPane)
+        depth = {r.process.pid: r.depth for r in pane.rows}
+        assert depth[moved.pid] == 2
+        built: list[int] = []
+        real_rows = processes_pane.tree_rows
+        processes_pane.tree_rows = lambda procs, *a: built.append(len(procs)) or real_rows(procs, *a)
+        try:
+            app.post_message(MomentReady(incident.tick()))
+            await pilot.pause()
+        finally:
+            processes_pane.tree_rows = real_rows
+        assert built == [200]
+        row = next(r for r in pane.rows if r.process.pid == moved.pid)
+        assert row.depth == 1 and row.process.ppid == root.pid

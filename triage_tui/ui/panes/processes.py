@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import operator
 from typing import Any, Optional
 
 from rich.text import Text
@@ -63,6 +64,7 @@ class ProcessesPane(Pane):
         self._last_alive: Optional[Snapshot] = None  # the latest snapshot shown with a live process
         self._subtitle = ""
         self._rows_of: tuple[tuple[ProcessInfo, ...], tuple[object, ...]] = ((), ())  # what self.rows was built from
+        self._row_of: dict[int, int] = {}  # PID -> its index in self.rows
         self._named: frozenset[int] = frozenset()  # the PIDs hypothesis 1 names: their rows are marked ◆
 
     def compose(self):
@@ -113,9 +115,10 @@ class ProcessesPane(Pane):
         procs = self._rows_to_show(view)
         options = (frozenset(self.collapsed), self.filter_text, self.sort, self.reverse, self.flat)
         rebuilt = not (options == self._rows_of[1] and same_items(procs, self._rows_of[0]))
-        if rebuilt:  # else the rows stand
+        if rebuilt and not self._replace_rows(procs, options):  # else the rows stand, or changed in place
             self.rows = tree_rows(procs, *options)
             self._keys = [str(r.process.pid) for r in self.rows]
+            self._row_of = {r.process.pid: i for i, r in enumerate(self.rows)}
             self._rows_of = (procs, options)
             table.set_natural_widths(natural_widths(self.rows))
         moment = self._moment = view.moment
@@ -141,6 +144,30 @@ class ProcessesPane(Pane):
             # a Text, never a markup string: the filter is typed by the user and may hold a `[/]`
             self._subtitle = subtitle
             self.border_subtitle = Text(visible(subtitle))
+
+    def _replace_rows(self, procs: tuple[ProcessInfo, ...], options: tuple[object, ...]) -> bool:
+        """The rows of the processes that changed, swapped in place, when nothing that orders or keeps the
+        rows can have moved: the same processes (PID and parent) in the same order, sorted by PID, no filter.
+        In a tree's first minute its PSS figures arrive a few hundred rows a refresh: laying out the tree
+        of 1,000 again for each was most of such a refresh. True when done; False: build the rows anew."""
+        old, old_options = self._rows_of
+        if options != old_options or self.sort != "pid" or self.filter_text or len(procs) != len(old):
+            return False
+        changed = [i for i, same in enumerate(map(operator.is_, procs, old)) if not same]
+        if any(procs[i].pid != old[i].pid or procs[i].ppid != old[i].ppid for i in changed):
+            return False
+        rows, widths = self.rows, False
+        for i in changed:
+            at = self._row_of.get(procs[i].pid)
+            if at is None:  # under a collapsed row: not shown
+                continue
+            row, p = rows[at], procs[i]
+            widths = widths or (p.name, p.wchan, p.gpus) != (row.process.name, row.process.wchan, row.process.gpus)
+            rows[at] = Row(p, row.depth, row.has_children, row.collapsed)
+        self._rows_of = (procs, options)
+        if widths:
+            self.table.set_natural_widths(natural_widths(rows))
+        return True
 
     def _rows_to_show(self, view: View) -> tuple[ProcessInfo, ...]:
         """The snapshot's rows; when the whole target is gone, the last rows seen alive, marked gone,
