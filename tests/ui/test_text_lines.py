@@ -42,3 +42,31 @@ async def test_a_new_header_and_log_status_are_painted_and_a_longer_header_takes
         await pilot.pause()
         await pilot.pause()
         assert header.size.height == 1 and screen_text(app).splitlines()[0].strip() == "short"
+
+
+async def test_a_figure_that_moves_in_place_repaints_its_cells_alone_and_is_shown(tmp_path, monkeypatch):
+    incident = fixture_incident(build_snapshots(20), preload=8)
+    app = make_app(incident, str(tmp_path), live=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        status = app.query_one("#log-status", TextLines)
+        status.show(Text("last line 12m34s ago · following · level all"))
+        await pilot.pause()
+        regions: list = []
+        real_refresh = TextLines.refresh
+
+        def refresh(self, *args, **kw):
+            if self is status:
+                regions.extend(args)
+            return real_refresh(self, *args, **kw)
+
+        monkeypatch.setattr(TextLines, "refresh", refresh)
+        status.show(Text("last line 12m35s ago · following · level all"))
+        await pilot.pause()
+        assert [(r.x, r.width) for r in regions] == [(len("last line 12m3"), 1)]
+        assert "last line 12m35s ago" in screen_text(app) and "12m34s" not in screen_text(app)
+        regions.clear()
+        status.show(Text("last line 12m35s ago · following · level all", style="bold yellow"))  # a style: the line
+        await pilot.pause()
+        assert regions == []  # refreshed whole (no region named)
+        assert "last line 12m35s ago" in screen_text(app)

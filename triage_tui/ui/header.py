@@ -24,6 +24,29 @@ def render_header(
     live: bool = True,
     recording: str = "",
 ) -> Text:
+    """The header line. It is asked for twice a refresh (the timer's tick and the Moment's arrival) and
+    is most often what it was: the last one made is kept, by the snapshot object and every input, with
+    `now` reduced to what it changes on screen (stale or not and for how long, a slow refresh's time)."""
+    stale = ""
+    if snapshot is not None and live:
+        age = now - snapshot.taken_at
+        if age > max(3 * interval_s, interval_s + 5):
+            stale = fmt.duration(age)
+    slow = fmt.duration(now - collecting_since) if collecting_since is not None and now - collecting_since > 2 * interval_s else ""
+    key = (interval_s, stale, slow, paused, last_error, host, live, recording)
+    kept = _last[2]
+    if _last[0] is snapshot and _last[1] == key and isinstance(kept, Text):
+        return kept
+    text = _render(snapshot, interval_s, stale, slow, paused, last_error, host, live, recording)
+    _last[:] = [snapshot, key, text]
+    return text
+
+
+_last: list[object] = [None, None, None]  # (the snapshot, the other inputs, the header made from them)
+
+
+def _render(snapshot: Optional[Snapshot], interval_s: float, stale: str, slow: str, paused: bool, last_error: str,
+            host: str, live: bool, recording: str) -> Text:
     out = Text()
     out.append("triage ", style="bold")
     out.append(f"{visible(snapshot.host if snapshot else host)} ", style="bold cyan")
@@ -40,11 +63,9 @@ def render_header(
     else:
         out.append("· replay ")
     if snapshot is not None:
-        age = now - snapshot.taken_at
-        stale = live and age > max(3 * interval_s, interval_s + 5)
         out.append(f"· last good {fmt.clock(snapshot.taken_at)}", style="bold red" if stale else "")
         if stale:
-            out.append(f" ({fmt.duration(age)} ago)", style="bold red")
+            out.append(f" ({stale} ago)", style="bold red")
         bad = [s for s in snapshot.sources if s.status != "ok"]
         if bad:
             out.append(" · ")
@@ -52,8 +73,8 @@ def render_header(
                        style="yellow")
     else:
         out.append("· waiting for the first refresh", style="dim")
-    if collecting_since is not None and now - collecting_since > 2 * interval_s:
-        out.append(f" · refresh slow: {fmt.duration(now - collecting_since)}", style="bold yellow")
+    if slow:
+        out.append(f" · refresh slow: {slow}", style="bold yellow")
     if last_error:
         out.append(f" · refresh failed: {visible(last_error)}", style="bold red")
     if recording.startswith("recording to"):

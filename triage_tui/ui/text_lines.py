@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -31,13 +33,18 @@ class TextLines(Widget):
         """Show `text`: nothing when it is what is shown, its lines repainted, a layout when its height changes."""
         if text == self.text:
             return
-        width = self.size.width
-        if width > 0 and _one_line(self.text, width) and _one_line(text, width):  # the usual: a figure moved
-            same_height = True
-        else:
-            same_height = width > 0 and len(self._wrap(text, width)) == len(self._wrap(self.text, width))
+        width, old = self.size.width, self.text
         self.text = text
         self._lines = None
+        if width > 0 and _one_line(old, width) and _one_line(text, width):  # the usual: a figure moved
+            changed = _changed_cells(old, text)
+            gutter = self.styles.gutter
+            if changed is not None:  # only those cells go to the terminal (the line is made again whole)
+                self.refresh(Region(gutter.left + changed[0], gutter.top, changed[1] - changed[0], 1))
+            else:
+                self.refresh()
+            return
+        same_height = width > 0 and len(self._wrap(text, width)) == len(self._wrap(old, width))
         self.refresh(layout=not same_height)
 
     def _wrap(self, text: Text, width: int) -> list[Text]:
@@ -65,3 +72,16 @@ class TextLines(Widget):
 def _one_line(text: Text, width: int) -> bool:
     """One line at `width` for certain: no newline, and it fits (known without wrapping it)."""
     return 0 < text.cell_len <= width and "\n" not in text.plain
+
+
+def _changed_cells(old: Text, new: Text) -> Optional[tuple[int, int]]:
+    """The columns [start, end) where one line `new` differs from `old` when the two differ only in
+    characters, in place (the same length, styles and spans: "last good 23:14:05" to "…:06"); else None."""
+    a, b = old.plain, new.plain
+    if len(a) != len(b) or old.spans != new.spans or old.style != new.style:
+        return None
+    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y), len(a))
+    end = len(a) - next((i for i, (x, y) in enumerate(zip(reversed(a), reversed(b), strict=True)) if x != y), len(a))
+    if start >= end:
+        return None
+    return cell_len(a[:start]), max(cell_len(a[:end]), cell_len(b[:end]))

@@ -129,19 +129,21 @@ class ProcessTable(ScrollView, can_focus=True):
                 self._refresh_cells(line, cells, painted)
 
     def _refresh_cells(self, line: int, cells: Cells, painted: Cells) -> None:
-        """Repaint the cells of screen line `line` that differ from what it painted (the line is made
-        again whole, from kept cells; only the changed cells are sent to the terminal)."""
+        """Repaint the cells of screen line `line` that differ from what it painted, from the first to the last
+        of them (the line is made again whole, from kept cells; only that stretch is sent to the terminal:
+        one span, as textual crops the line once per span it sends)."""
         if len(cells) != len(painted) or len(cells) != len(self._widths):
             self.refresh(Region(0, line, max(self.size.width, self.virtual_size.width), 1))
             return
         x = -int(self.scroll_offset.x)
-        regions = []
-        for new, old, width in zip(cells, painted, self._widths, strict=True):
+        first = last = None  # the columns from the first changed cell to the end of the last: one region,
+        for new, old, width in zip(cells, painted, self._widths, strict=True):  # one span to crop and send
             if new is not old and _cell_key(new) != _cell_key(old):
-                regions.append(Region(x, line, width + 2 * PAD, 1))
+                first = x if first is None else first
+                last = x + width + 2 * PAD
             x += width + 2 * PAD
-        if regions:
-            self.refresh(*regions)
+        if first is not None and last is not None:
+            self.refresh(Region(first, line, last - first, 1))
 
     def get_row_at(self, index: int) -> list[object]:
         return list(self._cells_at(index))
