@@ -140,8 +140,14 @@ BREADTH: tuple[Signal, ...] = (
     # a GPU gone: NVIDIA's Xid errors, nvidia-smi's "GPU is lost" / "No devices were found", "fell off the bus"
     _w("told-word-gpu-lost", "a GPU told as lost (an Xid error, fell off the bus, nvidia-smi finds no device)",
        # an Xid whose number is not a lost board's (an NVLink error, Xid 8's idle timeout) is not (thirteenth pass)
-       r"\bfell off the bus\b|" + XID_DENIED + r"\bXids?\b" + XID_NOT_LOST + r"|\bGPU (?:is )?lost\b|\bNo devices were found\b",
-       "https://docs.nvidia.com/deploy/xid-errors/index.html; https://github.com/wilicc/gpu-burn/issues/1 (cases-2)"),
+       r"\bfell off the bus\b|" + XID_DENIED + r"\bXids?\b" + XID_NOT_LOST + r"|\bGPU (?:is )?lost\b|\bNo devices were found\b"
+       # the driver no longer reaching a GPU, told through NVIDIA's own tools (fourteenth pass): GPUs gone from
+       # nvidia-smi's list (gpu-operator-643, cases-13), NVML's init hanging (go-nvml-152, cases-11): NVML and
+       # nvidia-smi block or miss a device the driver has lost
+       r"|\bGPUs? (?:have |has )?(?:disappear\w{0,3}|vanish\w{0,3}|went missing|(?:is |are )?missing)\b[^\n]{0,30}?"
+       r"\b(?:in|from) `?nvidia-smi\b|\bnvml[._ ]?init\w{0,16}(?:\(\))?[^\n]{0,160}?\b(?:hangs|hanging|hung)\b",
+       "https://docs.nvidia.com/deploy/xid-errors/index.html; https://github.com/wilicc/gpu-burn/issues/1 (cases-2); "
+       "https://github.com/NVIDIA/gpu-operator/issues/643 (cases-13); https://github.com/NVIDIA/go-nvml/issues/152 (cases-11)"),
     # rendezvous: torch.distributed's words for the meeting point (MASTER_ADDR / MASTER_PORT, a refused connect); not
     # the word "rendezvous" itself, which the seen sets use as often for a rank that never arrived (cases-6: jax-22740,
     # marin-5480 went wrong with it)

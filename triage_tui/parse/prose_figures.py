@@ -17,12 +17,23 @@ _GPU_UTIL = re.compile(r"\bGPU[- ]{0,2}(?:util(?:i[sz]ation|ity)?\b|usage\b|load
                        r"\s{0,2}%", re.I)
 _UTIL_GPU = re.compile(_NUM + r"\s{0,2}% (?:GPU[- ]?)?(?:util(?:i[sz]ation)?|usage)? ?(?:on|of|for)? ?(?:the |all |every |each )?"
                        r"(?:\d{1,2} )?GPUs?\b", re.I)
+# "Both GPUs locked at "100%"" (nvtop's utilisation read as the GPUs being pinned; fourteenth pass: lightning-5865)
+_GPU_AT = re.compile(r"\bGPUs? (?:are |were |is |was )?(?:locked|pinned|stuck|sitting) at \"?" + _NUM + r"\s{0,2}%", re.I)
 _WATTS = re.compile(r"\b" + _NUM + r"\s{0,2}W\b")
 _CPU_UTIL = re.compile(r"\bCPU(?: usage| util(?:i[sz]ation)?| load)?\b[^\d\n]{0,16}?" + _NUM + r"\s{0,2}%", re.I)
 _UTIL_CPU = re.compile(r"\b" + _NUM + r"\s{0,2}% ?(?:of )?CPU\b", re.I)
 _STUCK = re.compile(r"\b(?:stuck|hangs?|hanging|hung|frozen|freezes?|no progress|blocked|idle|silent|waits?|waiting)\b"
                     r"[^\n.]{0,40}?\b(?:for|after|over|about|than)\s{1,3}(?:about |over |more than )?" + _NUM +
                     r"\s{0,2}(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b", re.I)
+# a stuck stage whose length is told after it: "is stucked at the stage of ... and sometimes lasted for even 20 hours"
+# (fourteenth pass: deepmd-kit-5117); "stucked" / "stucks" as non-native writers say it
+_LASTED = re.compile(r"\b(?:stuck(?:ed)?|stucks|hangs?|hanging|hung|frozen)\b[^\n]{0,160}?\blast(?:ed|s|ing)\s{1,3}(?:for\s{1,3})?"
+                     r"(?:even |about |over |more than )?" + _NUM + r"\s{0,2}(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b",
+                     re.I)
+# Chinese: "卡住 60+ 分钟" (stuck 60+ minutes), "在 69% 停留 66 分钟" (stayed at 69 % for 66 minutes): fourteenth pass,
+# openbiliclaw-253
+_STUCK_ZH = re.compile(r"(?:卡住|卡在|停留|挂起|卡死)[^\n。，]{0,12}?" + _NUM + r"\+?\s{0,2}(秒|分钟|小时)")
+_ZH_SCALE = {"秒": 1, "分钟": 60, "小时": 3600}
 # "stuck for hours", "hangs overnight": no number, but the order of magnitude is said
 _STUCK_WORDS = re.compile(r"\b(?:stuck|hangs?|hanging|hung|frozen|blocked|idle|silent)\b[^\n.]{0,30}?\b"
                           r"(for hours|for days|for an hour|overnight|for ever|forever|indefinitely)\b", re.I)
@@ -49,7 +60,7 @@ def figures_in(lines: Iterable[tuple[int, str]]) -> list[ProseFigure]:
         if len(line) > 600:  # a sentence, not a data line
             continue
         quote = line.strip()
-        m = _GPU_UTIL.search(line) or _UTIL_GPU.search(line)
+        m = _GPU_UTIL.search(line) or _UTIL_GPU.search(line) or _GPU_AT.search(line)
         if m:
             out.append(ProseFigure("gpu-util", float(m.group(1)), no, quote))
             w = _WATTS.search(line)
@@ -58,9 +69,12 @@ def figures_in(lines: Iterable[tuple[int, str]]) -> list[ProseFigure]:
         m = _CPU_UTIL.search(line) or _UTIL_CPU.search(line)
         if m:
             out.append(ProseFigure("cpu-util", float(m.group(1)), no, quote))
-        m = _STUCK.search(line)
+        m = _STUCK.search(line) or _LASTED.search(line)
+        z = None if m else _STUCK_ZH.search(line)
         if m:
             out.append(ProseFigure("stuck-for", float(m.group(1)) * _SCALE.get(m.group(2).lower(), 1), no, quote))
+        elif z:
+            out.append(ProseFigure("stuck-for", float(z.group(1)) * _ZH_SCALE[z.group(2)], no, quote))
         else:
             w = _STUCK_WORDS.search(line)
             if w and w.group(1).lower() in _WORD_SECONDS:
