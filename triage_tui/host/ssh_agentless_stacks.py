@@ -42,11 +42,14 @@ PROBE_SCRIPT = (TRUSTED_FN + 'echo "arch=$(uname -m)"; s=$(command -v py-spy 2>/
 # Holds the uploaded py-spy for the connection's life: makes the private 0700 directory, writes py-spy (the
 # first N bytes on stdin) into it, prints the directory, then waits for EOF on stdin. EOF comes when we close
 # the channel, or when the client dies or the network drops (sshd closes the pipe): the EXIT trap then
-# removes the directory, so nothing stays on the node however triage ends.
+# removes the directory, so nothing stays on the node however triage ends. The traps are set before mktemp and
+# mktemp itself ignores the signals (as the agent's bootstrap holds them around its mkdtemp): a HUP between mktemp
+# and the traps, or one that killed mktemp after it made the directory, left it on the node (30 of 300 HUPs at
+# random moments of the start did; tests/realproc/test_holder_signals.py).
 def holder_command(size: int) -> str:
     return (
-        "umask 077; d=$(mktemp -d \"${TMPDIR:-/tmp}/triage-pyspy.XXXXXXXX\") || exit 3; "
-        "trap 'rm -rf -- \"$d\"' EXIT; trap 'exit 129' HUP TERM INT PIPE; "
+        "umask 077; d=; trap '[ -z \"$d\" ] || rm -rf -- \"$d\"' EXIT; trap 'exit 129' HUP TERM INT PIPE; "
+        "d=$(trap '' HUP TERM INT PIPE; mktemp -d \"${TMPDIR:-/tmp}/triage-pyspy.XXXXXXXX\") || exit 3; "
         f"head -c {int(size)} > \"$d/{PYSPY_NAME}\" && chmod 700 \"$d/{PYSPY_NAME}\" && echo \"dir=$d\" || exit 4; "
         "cat > /dev/null"
     )
@@ -87,7 +90,9 @@ def capture_script(marker: str, pids: Sequence[int], options: StackOptions, pysp
         return f"echo; echo {marker}{name}; "
 
     lines = [
-        "umask 077; o=$(mktemp -d \"${TMPDIR:-/tmp}/triage-stacks.XXXXXXXX\") || exit 3; trap 'rm -rf -- \"$o\"' EXIT; trap 'exit 143' TERM INT HUP",
+        # the traps come before the directory and mktemp ignores the signals, as in holder_command
+        "umask 077; o=; trap '[ -z \"$o\" ] || rm -rf -- \"$o\"' EXIT; trap 'exit 143' TERM INT HUP; "
+        "o=$(trap '' HUP TERM INT; mktemp -d \"${TMPDIR:-/tmp}/triage-stacks.XXXXXXXX\") || exit 3",
         # the EXIT trap does not run when the node's `timeout` has to KILL the script: a watcher in its own
         # session (out of timeout's process group; not our child, so `wait` below does not wait for it)
         "if command -v setsid >/dev/null 2>&1; then ( setsid sh -c 'while kill -0 \"$1\" 2>/dev/null; do sleep 1; done; "
