@@ -47,3 +47,42 @@ async def test_a_wider_figure_is_relabelled_in_place_and_shown(tmp_path):
         assert "every rank idle for 10 s" in shot and "every rank idle for 9 s" not in shot
         assert [id(n) for n in tree.root.children] == nodes  # the same nodes: relabelled, not rebuilt
         assert [id(leaf) for leaf in tree.root.children[0].children] == leaves
+
+
+async def test_a_new_row_under_a_collapsed_hypothesis_rebuilds_the_tree_without_a_layout_and_shows_when_opened(
+        tmp_path, monkeypatch):
+    from textual.widget import Widget
+
+    incident = fixture_incident(build_snapshots(20), preload=10)
+    app = make_app(incident, str(tmp_path), live=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(HypothesesPane)
+        tree = app.query_one(HypothesisTree)
+        moment = app.shown_moment()
+        assert moment is not None and not tree.root.children[0].is_expanded
+        first = moment.diagnosis.hypotheses[0]
+        row = dataclasses.replace(first.evidence[0], text="a row that was not there before")
+        grown = dataclasses.replace(first, evidence=(*first.evidence, row))
+        diagnosis = dataclasses.replace(moment.diagnosis, hypotheses=(grown, *moment.diagnosis.hypotheses[1:]))
+        laid_out: list[bool] = []
+        real_refresh = Widget.refresh
+
+        def refresh(self, *regions, **kw):
+            if self is tree:
+                laid_out.append(bool(kw.get("layout")))
+            return real_refresh(self, *regions, **kw)
+
+        monkeypatch.setattr(Widget, "refresh", refresh)
+        reflows = app.screen._compositor.reflow
+        counted: list[int] = []
+        monkeypatch.setattr(app.screen._compositor, "reflow", lambda *a, **k: counted.append(1) or reflows(*a, **k))
+        pane.show(View(dataclasses.replace(moment, diagnosis=diagnosis), (moment,), app.changelog))
+        await pilot.pause()
+        await pilot.pause()
+        assert laid_out and not any(laid_out) and counted == []  # rebuilt, repainted, nothing laid out
+        assert "a row that was not there before" not in screen_text(app)
+        tree.root.children[0].expand()  # more lines shown: now the layout (its virtual size) and the row
+        await pilot.pause()
+        await pilot.pause()
+        assert "a row that was not there before" in screen_text(app)
