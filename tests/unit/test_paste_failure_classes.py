@@ -278,7 +278,8 @@ def test_a_debugger_front_ends_module_bang_function_frames_are_a_stack() -> None
     assert [f.function for f in frames] == ["futex_abstimed_wait_cancelable", "do_futex_wait", "__new_sem_wait_slow"]
     assert frames[0].module == "libpthread.so.0" and frames[1].line == 111 and frames[1].file.endswith("sem_waitcommon.c")
     result = diagnose_text("Attaching GDB to the process after the hang\n" + text)
-    assert [p.kind for p in result.parts if p.used] == ["gdb"]
+    assert [p.kind for p in result.parts if p.used] == ["text", "gdb"]  # "after the hang": the symptom told
+    assert "told-stall" in result.parts[0].used_as
     assert any(h.score > 0 for h in result.diagnosis.hypotheses)
 
 

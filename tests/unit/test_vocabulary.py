@@ -26,6 +26,8 @@ INFORMATIONAL = {
     "prose-gpu-idle": "a figure quoted in prose: shown, no rule rests on prose alone",
     "prose-rss": "a figure quoted in prose: shown",
     "prose-stuck": "'stuck for hours' in prose: shown",
+    "pasted-code": "a script pasted instead of its output, with the library calls it makes: shown, no cause",
+    "told-stall": "the symptom in the reporter's words ('seems stuck', 'taking too long'): shown, evidence for no cause",
     "first-look": "CPU against age, state, wait channel, a log's mtime: shown at once, the watch judges",
     "not-judged-yet": "says what a short watch cannot judge: shown, no rule",
     "store-accepting": "a rendezvous store's port state: shown, it is no evidence of a server",

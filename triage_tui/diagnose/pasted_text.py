@@ -40,7 +40,7 @@ PASTE_OBSERVATIONS = (
     "prose-gpu-busy-low-power", "prose-gpu-busy", "prose-gpu-idle", "prose-cpu-idle", "prose-cpu-busy", "prose-stuck",
     "prose-rss", "oom-kill-elsewhere", "segfault-elsewhere", "stacks-one-in-collective", "stacks-one-waiting",
     "stacks-one-lock", "vmstat-blocked", "socket-connecting", "gpu-busy-low-watts", "log-several-ranks", "log-ranks-missing", "shm-nearly-full", "stacks-file-lock", "stacks-atexit-lock",
-    "stacks-fork-lock", "log-ends-at-child-start",
+    "stacks-fork-lock", "log-ends-at-child-start", "pasted-code",
 )
 
 _RANK = re.compile(r"\[(?:Rank|rank) ?(\d{1,5})\]")
@@ -292,6 +292,17 @@ def _system(evidence: PasteEvidence, at: float) -> list[Observation]:
     return out
 
 
+def _script(evidence: PasteEvidence, at: float) -> list[Observation]:
+    """A Python script pasted instead of its output: the library calls it makes (shown; a call is where a job waits,
+    not why, so no rule rests on it)."""
+    if not evidence.code:
+        return []
+    names = list(dict.fromkeys(c for _, found in evidence.code for c in found))
+    said = f", calling {', '.join(names[:8])}" + (f" and {len(names) - 8} more" if len(names) > 8 else "") if names else ""
+    return [_obs("pasted-code", f"a Python script pasted (line {evidence.code[0][0]}; code, not its output){said}",
+                 "pasted text", at, calls=", ".join(names[:8]))]
+
+
 def diagnose_text(text: str, now: float = 0.0) -> PastedDiagnosis:
     evidence = evidence_from_paste(text, now)
     capture = capture_from(evidence.stacks, now)
@@ -300,7 +311,7 @@ def diagnose_text(text: str, now: float = 0.0) -> PastedDiagnosis:
     present = {o.id for o in observations}
     observations += (_lexicon(evidence, present, now) + _prose(evidence.prose, now) + _one_look_stacks(capture, now)
                      + _ranks_and_shm(text, now) + frames_of_note(capture, now) + _system(evidence, now)
-                     + _ends_at_child_start(evidence, now))
+                     + _ends_at_child_start(evidence, now) + _script(evidence, now))
     if not any(o.id == "log-collective-mismatch" for o in observations):
         observations += _nccl_collectives(text, now)
     return PastedDiagnosis(evidence.parts, Diagnosis(tuple(observations), evaluate(observations), ()), capture)

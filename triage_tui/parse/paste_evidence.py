@@ -25,14 +25,17 @@ from ..model.snapshot import (
 from ..model.stacks import ProcessStacks
 from ..model.unavailable import Unavailable, is_known
 from . import curl_text, dmesg, faulthandler, free, gdb_text, kernel_stack, log_text, nvidia_smi, proc_status, ps, pyspy_text, pyspy_top
-from . import system_text
+from . import python_code, system_text
 from .paste_split import PastePart, split_paste
 from .interrupted_traceback import IPYTHON_CUT, failed_too, interrupted_stacks
 from .prose_figures import ProseFigure, figures_in
 from .prose_lexicon import told_in
+from .prose_symptoms import SYMPTOMS
 from .signal_lexicon import Signal, scan_line
 from .text_errors import ParseError
 from .torchrun_summary import failures
+
+SYMPTOM = SYMPTOMS[0].id
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class PasteEvidence:
     prose: tuple[ProseFigure, ...] = ()  # figures quoted in sentences ("GPU util 100 % at 19 W")
     vmstat: Optional["system_text.VmstatFigures"] = None
     connecting: tuple[str, ...] = ()  # peers a socket is still trying to reach (ss / netstat SYN-SENT)
+    code: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (first line, calls on imported modules) of each script part
 
 
 def _pyspy_json(text: str) -> tuple[ProcessStacks, ...]:
@@ -90,6 +94,8 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
     told: list[tuple[int, str, Signal]] = []
     vmstat: Optional[system_text.VmstatFigures] = None
     connects: list[str] = []
+    scripts: list[tuple[int, tuple[str, ...]]] = []
+    code_names: dict[str, str] = {}  # what the pasted scripts import so far (a fence's blank lines split it in parts)
     unit = 1024
     command = ""  # the last shell command line pasted: `cat /proc/PID/stack` names the stack's PID
     done: list[PastePart] = []
@@ -198,8 +204,13 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
                 prose.extend(found_prose)
                 signal_lines.extend(numbered)
                 signals = _signal_ids(part, told)
+                # the reporter's statement of the symptom is said apart from mechanisms' words: it ranks no cause
+                symptom = [x for x in signals if x == SYMPTOM]
+                signals = [x for x in signals if x != SYMPTOM]
                 bits = [f"{len(found_prose)} figure(s) quoted in prose ({', '.join(sorted({f.kind for f in found_prose}))})"
-                        if found_prose else "", f"signal words ({', '.join(signals)})" if signals else ""]
+                        if found_prose else "", f"signal words ({', '.join(signals)})" if signals else "",
+                        f"the symptom told in words ({SYMPTOM}: seen, not why)" if symptom else "",
+                        _script(part, code_names, scripts)]
                 used_as = "; ".join(b for b in bits if b)
                 note = "" if used_as else "not a format triage reads"
         except (ParseError, ValueError, KeyError, IndexError) as exc:
@@ -208,7 +219,19 @@ def evidence_from_paste(text: str, now: float = 0.0) -> PasteEvidence:
     done = _told_over_lines(done, told)
     return PasteEvidence(tuple(done), _snapshot(now, processes, system, gpus, logs, events, probes, done),
                          tuple(stacks), tuple(signal_lines), tuple(told), vmstat=vmstat, prose=tuple(prose),
-                         connecting=tuple(connects))
+                         connecting=tuple(connects), code=tuple(scripts))
+
+
+def _script(part: PastePart, names: dict[str, str], code: list[tuple[int, tuple[str, ...]]]) -> str:
+    """A part that is Python code (a reproducer pasted instead of its output): what it was read as, its calls on the
+    modules the paste imports added to `code`."""
+    lines = part.text.split(chr(10))
+    if not python_code.is_code(lines, tuple(names)):
+        return ""
+    names.update(python_code.imported(lines))
+    found = python_code.calls(lines, names)
+    code.append((part.first_line, found))
+    return "Python code (a script, not its output)" + (f" calling {', '.join(found[:6])}" if found else "")
 
 
 def _signal_ids(part: PastePart, told: list[tuple[int, str, Signal]]) -> list[str]:

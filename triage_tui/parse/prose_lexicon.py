@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from .prose_breadth import BREADTH
+from .prose_symptoms import SYMPTOMS
 from .signal_lexicon import HEDGE, Signal
 
 # a paragraph read as one line is cut here (a prose paragraph is far shorter; a pasted blob is not prose)
@@ -267,8 +268,9 @@ PROSE: tuple[Signal, ...] = (
        "https://github.com/syv-ai/qwen38-27b-rtx3090/issues/155"),
 )
 
-# the weak rows of the breadth lexicon (prose_breadth.py) are read after the precise ones, by the same machinery
-PROSE = PROSE + BREADTH
+# the weak rows of the breadth lexicon (prose_breadth.py) are read after the precise ones, by the same machinery, and
+# last the symptom as the reporter tells it (prose_symptoms.py: evidence for no cause, shown)
+PROSE = PROSE + BREADTH + SYMPTOMS
 
 IDS = tuple(dict.fromkeys(s.id for s in PROSE))
 
