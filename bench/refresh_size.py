@@ -9,6 +9,7 @@ Measurement, not a test; the machine's load average is printed with the figures.
 
     python3 bench/refresh_size.py                   # sizes 100 1000 10000, 10 warm-up + 8 measured ticks
     BENCH_SIZES=100,1000 BENCH_TICKS=5 python3 bench/refresh_size.py
+    BENCH_SIZES= BENCH_CHANGING_SIZE=1000 python3 bench/refresh_size.py   # only the tree where every process changes
     BENCH_SVG=bench/refresh-size.svg                # where the plot goes (default: beside this file)
     BENCH_JSON=points.jsonl                         # also append each point there, as JSON
     python3 bench/refresh_size.py --plot points.jsonl   # the table and the plot of points measured before
@@ -186,7 +187,7 @@ if __name__ == "__main__" and sys.argv[1:2] == ["--plot"]:
     svg(loaded, os.environ.get("BENCH_SVG", os.path.join(os.path.dirname(os.path.abspath(__file__)), "refresh-size.svg")),
         os.environ.get("BENCH_TITLE", "triage: one refresh against tree size (shared 2-core VM)"))
 elif __name__ == "__main__":
-    sizes = [int(s) for s in os.environ.get("BENCH_SIZES", "100,1000,10000").split(",")]
+    sizes = [int(s) for s in os.environ.get("BENCH_SIZES", "100,1000,10000").split(",") if s]  # "": none idle
     ticks = int(os.environ.get("BENCH_TICKS", "8"))
     warmup = int(os.environ.get("BENCH_WARMUP", "10"))
     started = load_line()

@@ -331,3 +331,53 @@ def main_fd(pid: int) -> int:
     except OSError:
         return -1
     return call.args[0] if call is not None and call.name == "read" else -1
+
+
+def _asleep_twice(host: LocalHost, target, pid: int):  # type: ignore[no-untyped-def]
+    """The main-thread waits of two refreshes in a row that each caught `pid` asleep in its loop's call, and in
+    the second of which it had run since the first (its context switches moved)."""
+    last = None
+    for _ in range(500):  # until two refreshes in a row catch it so (not a time: a count of tries)
+        snap = host.collect(target, CollectOptions())
+        row = next(p for p in snap.processes if p.pid == pid)
+        wait = next((w for w in snap.waits if w.pid == pid and w.tid == pid), None)
+        asleep = wait is not None and wait.state == "S" and wait.syscall == "clock_nanosleep"
+        if asleep and last is not None and row.ctx_voluntary_delta:
+            return last, wait
+        last = wait if asleep else None
+    raise AssertionError("the sleeper was never seen asleep in two refreshes in a row after running")
+
+
+def test_a_process_that_runs_and_sleeps_again_in_the_same_call_keeps_its_wait_and_a_new_one_is_read() -> None:
+    """A process that ran since the last refresh has its system call read again every refresh. Back in the very
+    call it was in (the same text: number, arguments, stack), a wait worked out from that text alone (a sleep) is
+    last refresh's object, equal to what a fresh read finds; once it blocks elsewhere, the new wait is shown."""
+    read_end, write_end = os.pipe()
+    flag = f"/tmp/triage-test-sleeper-{os.getpid()}"
+    code = ("import os, sys, time\n"
+            "while not os.path.exists(sys.argv[2]): time.sleep(0.005)\n"
+            "os.read(int(sys.argv[1]), 1)\n")
+    sleeper = subprocess.Popen([sys.executable, "-c", code, str(read_end), flag], pass_fds=[read_end])
+    host = LocalHost()
+    try:
+        target = host.resolve([str(sleeper.pid)])
+        settle_in([sleeper.pid], ["clock_nanosleep"])
+        first, again = _asleep_twice(host, target, sleeper.pid)
+        assert first.kind == "sleep" and again is first  # it ran, and was read: the same call, the same wait
+        fresh = waits_of([sleeper.pid])[sleeper.pid]
+        assert fresh == again and fresh is not again  # what a read with nothing carried says
+        with open(flag, "w"):
+            pass
+        while main_fd(sleeper.pid) != read_end:
+            pass  # it left the loop and blocks on the pipe
+        snap = host.collect(target, CollectOptions())
+        now = next(w for w in snap.waits if w.pid == sleeper.pid and w.tid == sleeper.pid)
+        assert now.kind == "pipe" and now.object == f"pipe:[{os.fstat(read_end).st_ino}]"
+    finally:
+        host.close()
+        sleeper.kill()
+        sleeper.wait()
+        os.close(read_end)
+        os.close(write_end)
+        if os.path.exists(flag):
+            os.remove(flag)

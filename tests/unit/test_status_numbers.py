@@ -45,3 +45,47 @@ def test_a_key_inside_another_line_is_not_taken() -> None:
     # "VmRSS:" must start a line: a process named "VmRSS: 1 kB" must not feed the RSS figure
     n = parse_status_numbers("Name:\tx VmRSS: 1 kB\nVmRSS:\t  42 kB\n")
     assert n.rss == 42 * 1024
+
+
+def test_the_kernel_layout_path_equals_the_general_path_on_every_process_here() -> None:
+    # the one-regex path (the kernel's layout) must give what the per-key path gives, for every status on this
+    # machine (live processes, kernel threads, zombies where there are some: those take the general path)
+    import os
+
+    from triage_tui.parse.procfs import _STATUS_LAYOUT, _parse_status_numbers_by_key
+
+    matched = 0
+    for name in os.listdir("/proc"):
+        if not name.isdecimal():
+            continue
+        try:
+            with open(f"/proc/{name}/status") as f:
+                text = f.read()
+        except OSError:
+            continue
+        assert parse_status_numbers(text) == _parse_status_numbers_by_key(text), name
+        matched += _STATUS_LAYOUT.match(text) is not None
+    assert matched > 0  # the fast path was taken at all (this process's own status, at least)
+
+
+def test_the_layout_path_gives_none_for_what_it_cannot_read_as_the_general_path_does() -> None:
+    # a status out of the kernel's order, or with a unit the layout does not expect, is read by key
+    out_of_order = LIVE.replace("VmSize:\t   18000 kB\n", "") + "\nVmSize:\t   18000 kB\n"
+    assert parse_status_numbers(out_of_order).vms == 18000 * 1024
+    in_pages = LIVE.replace("VmRSS:\t    8000 kB", "VmRSS:\t    8000")
+    assert parse_status_numbers(in_pages).rss == 8000
+    from triage_tui.parse.procfs import _STATUS_LAYOUT, _parse_status_numbers_by_key
+
+    kernel_like = LIVE.replace("Threads:\t1\n", "Threads:\t1\nSigQ:\t0/96364\n") + "\n"
+    assert _STATUS_LAYOUT.match(kernel_like) is not None
+    assert parse_status_numbers(kernel_like) == _parse_status_numbers_by_key(kernel_like)
+
+
+def test_io_bytes_from_the_kernel_layout_and_from_other_text() -> None:
+    from triage_tui.parse.procfs import parse_io_bytes
+
+    io = "rchar: 6976\nwchar: 5\nsyscr: 10\nsyscw: 1\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 7\n"
+    assert parse_io_bytes(io) == (4096, 8192)
+    assert parse_io_bytes("write_bytes: 3\nread_bytes: 2\ncancelled_write_bytes: 9\n") == (2, 3)
+    assert parse_io_bytes("rchar: 1\ncancelled_write_bytes: 9\n") == (None, None)  # never the cancelled line
+    assert parse_io_bytes("") == (None, None)

@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Optional
 
 from ..model.unavailable import Unavailable, unavailable_from_error
-from ..parse.procfs import ProcStat, StatusNumbers, parse_kb_table
+from ..parse.procfs import ProcStat, StatusNumbers, parse_io_bytes
 from .proc_table import read_text
 from .process_reads import open_fd_count, thread_states, user_name
 from .process_samples import Sample, delta
@@ -59,11 +59,10 @@ def io_figures(base: str, before: Optional[Sample], alive: bool, carried: Option
     else:
         reads["io"] += 1
         try:
-            table = parse_kb_table(read_text(f"{base}/io"))
+            read_bytes, write_bytes = parse_io_bytes(read_text(f"{base}/io"))
         except OSError as exc:
             reason = unavailable_from_error(exc, "/proc/PID/io")
             return {"read_bytes": reason, "write_bytes": reason}, None, None
-        read_bytes, write_bytes = table.get("read_bytes"), table.get("write_bytes")
     out: dict[str, object] = {
         "read_bytes": read_bytes if read_bytes is not None else Unavailable("no read_bytes in io"),
         "write_bytes": write_bytes if write_bytes is not None else Unavailable("no write_bytes in io"),

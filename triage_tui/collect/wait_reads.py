@@ -43,6 +43,9 @@ class Carried(NamedTuple):
     modes: dict[int, int]  # fd → O_ACCMODE, for the fds whose fdinfo was read
     waits: Optional[tuple[Wait, ...]] = None  # what it waited on (before the shared-futex notes)
     tree: frozenset = frozenset()  # the PIDs of that refresh
+    # its one wait was worked out from the system call's text alone (a sleep, a signal wait, a private futex,
+    # a call not resolved further): the same text, read again, is the same wait (waits.py, _from_call_alone)
+    from_text: bool = False
 
 
 
@@ -67,6 +70,8 @@ class WaitReads:
         self._mounts: dict[int, list[tuple[str, str]]] = {}
         self._ends: dict[tuple[str, bool], tuple[list[FdHolder], list[FdHolder]]] = {}
         self.reusable: dict[int, tuple[Wait, ...]] = {}
+        self._carry = carry if carry is not None else {}
+        self.from_text: set[int] = set()  # single-threaded PIDs whose wait this refresh came from its text alone
         self._kept: dict[int, Carried] = {}  # reused whole: carried on as the same object
         self.produced: dict[int, list[Wait]] = {}
         tree = frozenset(pids)
@@ -245,6 +250,20 @@ class WaitReads:
             self._syscalls[pid] = text
         return text
 
+    def same_wait_from_text(self, pid: int, state: str, text: str) -> Optional[Wait]:
+        """Last refresh's wait of a single-threaded process that ran since, when it is in the same system call
+        with the same arguments (the syscall file's text, just read again, byte for byte: number, arguments,
+        stack and program counters) in the same sleeping state, and that wait was worked out from the text
+        alone: the very Wait a resolution would build again (equal field by field). None otherwise."""
+        before = self._carry.get(pid)
+        if before is None or not before.from_text or before.syscall != text or not before.waits:
+            return None
+        stat = self.table.stats.get(pid) if self.table is not None else None
+        if stat is None or stat.starttime != before.starttime or stat.num_threads != 1:
+            return None
+        wait = before.waits[0]
+        return wait if len(before.waits) == 1 and wait.state == state == "S" and wait.tid == pid else None
+
     def keep(self) -> dict[int, Carried]:
         """What the next refresh may reuse: the single-threaded processes' reads of this one."""
         out: dict[int, Carried] = {}
@@ -261,7 +280,8 @@ class WaitReads:
                 continue
             produced = self.produced.get(pid)
             out[pid] = Carried(stat.starttime, self._syscalls.get(pid), self._links.get(pid),
-                               self._modes.get(pid, {}), tuple(produced) if produced is not None else None, tree)
+                               self._modes.get(pid, {}), tuple(produced) if produced is not None else None, tree,
+                               pid in self.from_text)
         return out
 
     def fdinfo(self, pid: int, fd: int) -> str:

@@ -172,6 +172,20 @@ def _futex(refresh: WaitReads, pid: int, call: Syscall) -> tuple[WaitTarget, str
     return private, ""
 
 
+_RESOLVED_FURTHER = READS | WRITES | POLLS | SELECTS | EPOLLS | frozenset(
+    {"accept", "accept4", "connect", "flock", "fcntl", "wait4", "waitid", "futex"})
+
+
+def _from_call_alone(call: Syscall) -> bool:
+    """Whether _resolve works this call's wait out from its name and arguments alone, reading nothing else (no
+    fd table, socket, memory, maps or child): a sleep, a signal wait, a private futex, a call it does not
+    resolve further. Then the same text is the same wait (WaitReads.same_wait_from_text)."""
+    name = call.name
+    if name == "futex":
+        return bool(call.args[1] & FUTEX_PRIVATE_FLAG)
+    return name in SLEEPS or name in SIGNAL_WAITS or name not in _RESOLVED_FURTHER
+
+
 def _resolve(refresh: WaitReads, pid: int, call: Syscall) -> tuple[WaitTarget, Optional[int], str]:
     """The wait of one thread in `call`: (resolved, fd waited on, shared futex key)."""
     name = call.name
@@ -284,6 +298,12 @@ def _collect(pids: Sequence[int], table: Optional[ProcTable], proc: str, machine
                 continue
             except OSError:
                 continue  # the thread exited
+            if tid == pid and state == "S":
+                same = refresh.same_wait_from_text(pid, state, text)
+                if same is not None:  # ran, and sleeps again in the same call with the same arguments
+                    refresh.from_text.add(pid)
+                    waits.append(same)
+                    continue
             call = parse_syscall(text, machine)
             if call is None and state == "D" and not text.startswith("running"):
                 # uninterruptible outside a system call: a page fault (a mapped file on a slow
@@ -304,6 +324,8 @@ def _collect(pids: Sequence[int], table: Optional[ProcTable], proc: str, machine
                 in_process_locks.append(tid)
                 continue
             stack = _kernel_stack(refresh, pid, tid) if state == "D" else ()
+            if tid == pid and state == "S" and _from_call_alone(call):
+                refresh.from_text.add(pid)
             beyond = tuple(p for p in got.peers[:MAX_PEERS] if p not in refresh.tree)
             waits.append(Wait(pid=pid, tid=tid, kind=got.kind, object=got.object, peer_pids=got.peers[:MAX_PEERS],
                               peers_more=max(0, len(got.peers) - MAX_PEERS),

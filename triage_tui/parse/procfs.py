@@ -7,6 +7,7 @@ use rather than raising: a collector turns that into an Unavailable with a reaso
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple, Optional
@@ -67,9 +68,34 @@ def _status_line(text: str, needle: str, first: str) -> Optional[str]:
     return text[start:end if end >= 0 else len(text)]
 
 
+# /proc/PID/status as the kernel prints it for a live user process (fs/proc/array.c, Linux 4.x on): the lines
+# wanted, in that order, lines between them skipped. One match in C instead of ten finds, slices and splits in
+# Python (measured: 15.6 -> 7.5 us a status under load, ~11 -> ~5 quiet); a text it does not match (a zombie
+# or a kernel thread: no Vm lines; an older kernel's order; anything odd) takes the general path below, and a
+# test parses every process's status on the machine both ways and finds them equal.
+_SKIP = r"(?:[^\n]*\n)*?"  # whole lines, as few as it takes
+_STATUS_LAYOUT = re.compile(
+    r"Name:\t([^\n]*)\n" + _SKIP + r"Uid:\t(\d+)[\t\n]" + _SKIP + r"NSpid:\t([\d\t ]*)\n" + _SKIP
+    + r"VmSize:[ \t]*(\d+) kB\n" + _SKIP + r"VmRSS:[ \t]*(\d+) kB\nRssAnon:[ \t]*(\d+) kB\n"
+    r"RssFile:[ \t]*(\d+) kB\nRssShmem:[ \t]*(\d+) kB\n" + _SKIP
+    + r"voluntary_ctxt_switches:[ \t]*(\d+)\nnonvoluntary_ctxt_switches:[ \t]*(\d+)(?:\n|$)")
+
+
 def parse_status_numbers(text: str) -> StatusNumbers:
-    """What the process collector needs from /proc/PID/status, in one pass of str.find per key
-    (it runs for every process every tick: no dict of strings, no second parse per figure)."""
+    """What the process collector needs from /proc/PID/status: one regular expression over the kernel's
+    layout (the path every changed process takes every tick), else one pass of str.find per key."""
+    m = _STATUS_LAYOUT.match(text)
+    if m is not None:
+        name, uid, nspid, vms, rss, anon, file, shmem, vol, invol = m.groups()
+        return StatusNumbers(name.strip(), int(uid), int(rss) * 1024, int(anon) * 1024, int(file) * 1024,
+                             int(shmem) * 1024, int(vms) * 1024, int(vol), int(invol),
+                             tuple(int(x) for x in nspid.split()))
+    return _parse_status_numbers_by_key(text)
+
+
+def _parse_status_numbers_by_key(text: str) -> StatusNumbers:
+    """parse_status_numbers for any text: a str.find per key, the first line that starts with it
+    (no dict of strings, no second parse per figure)."""
     values: list[Optional[int]] = []
     for needle, first in _NUMBER_NEEDLES:
         line = _status_line(text, needle, first)
@@ -203,6 +229,20 @@ def parse_kb_table(text: str) -> dict[str, int]:
             continue
         table[key.strip()] = number * 1024 if len(parts) > 1 and parts[1].lower() == "kb" else number
     return table
+
+
+_IO_BYTES = re.compile(r"\nread_bytes: (\d+)\nwrite_bytes: (\d+)\n")  # lines 5 and 6 of the kernel's io
+
+
+def parse_io_bytes(text: str) -> tuple[Optional[int], Optional[int]]:
+    """(read_bytes, write_bytes) of /proc/PID/io; None for a line that is absent or malformed. The kernel's
+    two adjacent lines are found by one search (every changed process's io, every tick); other text is read
+    line by line as parse_kb_table reads it."""
+    m = _IO_BYTES.search(text)
+    if m is not None:
+        return int(m.group(1)), int(m.group(2))
+    table = parse_kb_table(text)
+    return table.get("read_bytes"), table.get("write_bytes")
 
 
 @dataclass(frozen=True)
