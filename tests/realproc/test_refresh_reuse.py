@@ -146,7 +146,9 @@ def test_a_process_that_did_not_run_is_not_reread_and_keeps_its_figures(sleeper:
 
     sleeper.grow()  # it runs, faults in 16 MiB and sleeps again: everything is read afresh
     grown, read_grown = _tick(collector, pid, reads)
-    assert {"status", "wchan", "io"} <= read_grown
+    assert {"status", "io"} <= read_grown
+    # its wait channel read again, unless it was caught on a CPU (then it has none: the kernel prints "0")
+    assert "wchan" in read_grown or (grown.state == "R" and grown.wchan == "")
     assert grown.rss_bytes >= first.rss_bytes + (15 << 20)  # type: ignore[operator]
 
 
@@ -277,8 +279,12 @@ def test_an_idle_process_costs_one_schedstat_read_and_keeps_its_row_object(sleep
     sleeper.open_file()  # it runs: opens one fd and sleeps again
     counted = dict(collector.reads)
     (woken,) = collector.collect([pid])
-    for kind in ("status", "io", "wchan", "fds"):
+    for kind in ("status", "io", "fds"):
         assert collector.reads[kind] == counted.get(kind, 0) + 1, kind
+    if woken.state == "R":  # caught on a CPU on its way back to read(): no wait channel, none read
+        assert collector.reads["wchan"] == counted.get("wchan", 0) and woken.wchan == ""
+    else:
+        assert collector.reads["wchan"] == counted.get("wchan", 0) + 1
     assert woken is not settled
     assert woken.num_fds == settled.num_fds + 1  # type: ignore[operator]  # the carried count is not shown as current
     # it slept again (a voluntary switch), or is still on its way back to read() and runnable
@@ -377,3 +383,23 @@ def test_quiet_ticks_share_one_row_tuple_and_index_and_a_woken_process_gets_a_ne
         assert row.rss_bytes > before.rss_bytes  # the new figure, not the shared index's old row
     finally:
         collector.close()
+
+
+def test_a_process_on_a_cpu_shows_no_wait_channel_and_none_is_read() -> None:
+    """A process whose stat line says R is on a CPU: it waits on nothing (the kernel's wchan prints "0" for a
+    running task), so its wait channel is not read, and its row says "" (running), never a stale channel."""
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    collector = ProcessCollector()
+    try:
+        for _ in range(500):  # until a tick catches it on a CPU (a count of tries, not a time)
+            before = collector.reads["wchan"]
+            (row,) = collector.collect([spinner.pid])
+            if row.state == "R":
+                break
+        else:
+            pytest.fail("the spinner was never seen running")
+        assert row.wchan == "" and collector.reads["wchan"] == before
+    finally:
+        collector.close()
+        spinner.kill()
+        spinner.wait()

@@ -256,3 +256,36 @@ def test_repeated_observation_ids_are_written_as_deltas(tmp_path: Path) -> None:
     kills_written = [e for e in seq if isinstance(e, dict) and str(e.get("key")).startswith("oom-kill")]
     assert kills_written == [{"key": "oom-kill#1", "set": {"text": "PID 9001 killed (again)"}}]
     assert read_record(path).moments == moments
+
+
+def test_waits_are_written_item_by_item(tmp_path: Path) -> None:
+    """1,000 sleepers that each run every refresh: the waits tuple is new every refresh, but one wait that
+    changed costs one entry (the whole list was written every refresh: ~400 KB), and the moments read back."""
+    from triage_tui.model.waits import Wait
+
+    path = tmp_path / "r.jsonl"
+    recorder = Recorder(path)
+    base = many_processes(50, 0)
+    sleeps = tuple(Wait(pid=p.pid, tid=p.pid, kind="sleep", object="clock_nanosleep", syscall="clock_nanosleep",
+                        state="S", detail="sleeps") for p in base.processes)
+    first = dataclasses.replace(base, waits=sleeps)
+    piped = dataclasses.replace(sleeps[3], kind="pipe", object="pipe:[77]", syscall="read", fd=4, peer_pids=(1,))
+    extra = Wait(pid=sleeps[5].pid, tid=sleeps[5].pid + 1, kind="futex", object="in-process locks", state="S")
+    second = dataclasses.replace(first, taken_at=first.taken_at + 1.0,
+                                 waits=(*sleeps[:3], piped, sleeps[4], sleeps[5], extra, *sleeps[6:]))
+    third = dataclasses.replace(second, taken_at=second.taken_at + 1.0, waits=tuple(
+        dataclasses.replace(w) for w in second.waits if w.pid != sleeps[0].pid))  # equal, new objects; one gone
+    for snapshot in (first, second, third):
+        recorder.write_moment(Moment(snapshot))
+    recorder.close()
+
+    records = [r for r in record_lines(path) if r["kind"] == "snapshot"]
+    assert "waits" not in records[1]["set"] and "waits" not in records[2]["set"]
+    entries = records[1]["seq"]["waits"]
+    changed = [e for e in entries if isinstance(e, dict)]
+    assert changed == [{"key": f"{piped.pid}:{piped.tid}", "set": {"kind": "pipe", "object": "pipe:[77]",
+                                                                     "peer_pids": [1], "syscall": "read", "fd": 4}},
+                       {"new": changed[1]["new"]}]
+    assert changed[1]["new"]["tid"] == extra.tid
+    assert not any(isinstance(e, dict) for e in records[2]["seq"]["waits"])  # only the one gone: runs of keys
+    assert [m.snapshot for m in read_record(path).moments] == [first, second, third]

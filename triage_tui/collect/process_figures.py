@@ -84,9 +84,13 @@ def cheap_reads(pid: int, base: str, stat: ProcStat, alive: bool, carried_wchan:
         gone = Unavailable("exited during this read")
         return {"wchan": gone, "num_fds": gone}
     try:
-        if carried_wchan is None:
+        if stat.state == "R" and carried_wchan is None:
+            wchan = ""  # on a CPU as its stat line was read: the kernel's wchan says "0" for a running task
+        elif carried_wchan is None:
             reads["wchan"] += 1
-        wchan = carried_wchan if carried_wchan is not None else read_text(f"{base}/wchan").strip()
+            wchan = read_text(f"{base}/wchan").strip()
+        else:
+            wchan = carried_wchan
         # "0" means running, or that the kernel hides the symbol (kptr_restrict)
         out["wchan"] = wchan if wchan and wchan != "0" else ("" if stat.state == "R" else Unavailable(
             "kernel reports no wait channel", "kernel.kptr_restrict may hide it; read as root"))

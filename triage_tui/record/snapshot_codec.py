@@ -4,8 +4,8 @@ Record shapes (JSON, one line each, beside "kind": "snapshot" and "at"), record 
   keyframe: {"full": <to_data(snapshot) without logs>, "logs": [...], "diagnosis": {"full": {...}}, "stacks..."}
   delta:    {"set": <diff of the plain top-level fields>, "seq": {...}?, "logs": [...]?,
              "diagnosis": {"set": {...}?, "seq": {...}?}?, "stacks..."?}
-  seq: for each keyed list that changed (processes by pid; exited by pid; sources by name; in
-    "diagnosis": observations, hypotheses by id; the n-th repeat of a key K is keyed "K#n"), its
+  seq: for each keyed list that changed (processes by pid; exited by pid; sources by name; waits by
+    "PID:TID"; in "diagnosis": observations, hypotheses by id; the n-th repeat of a key K is keyed "K#n"), its
     entries in order, one per item or run of items:
       K                          unchanged: the item with key K in the previous snapshot
       [K, n]                     n unchanged items: the previous snapshot's, from K's on, in its order
@@ -19,6 +19,9 @@ Record shapes (JSON, one line each, beside "kind": "snapshot" and "at"), record 
     "stacks" record>, or "stacks": <full>, or "stacks_at": null (none); omitted when unchanged.
 Log lines are thus written once each, when first seen, however long they stay in the tail; an
 unchanged process row costs nothing (a run of them, a few bytes).
+
+Waits were written whole in "set" until 2026-12-02 (1,000 changing sleepers: ~400 KB a refresh); such records
+still read. A reader from before then reports a "seq" of waits as an unknown field (Snapshot.waits).
 
 Record schema 1 (older records, still read): no "diagnosis"; the observations and hypotheses were
 fields of the snapshot ("full" and "seq"), and its changelog lines only in "changes" records.
@@ -36,6 +39,7 @@ from ..model.diagnosis import Diagnosis, Hypothesis, Observation
 from ..model.moment import Moment
 from ..model.snapshot import ExitedProcess, LogLine, LogTail, ProcessInfo, Snapshot, SourceStatus
 from ..model.stacks import StackCapture
+from ..model.waits import Wait
 from .delta import apply, diff, unknown_keys, values_getter
 
 Keyed = dict[str, tuple[type, Callable[[Any], Any]]]
@@ -45,6 +49,7 @@ _KEYED: Keyed = {
     "processes": (ProcessInfo, attrgetter("pid")),
     "exited": (ExitedProcess, attrgetter("pid")),
     "sources": (SourceStatus, attrgetter("name")),
+    "waits": (Wait, lambda w: f"{w.pid}:{w.tid}"),  # a thread's wait (one more per process for its other threads)
 }
 _DIAGNOSIS_KEYED: Keyed = {
     "observations": (Observation, attrgetter("id")),
