@@ -1,13 +1,21 @@
-"""Start-up: from the command to triage's first frame, and to every pane holding data, against htop and glances.
+"""Start-up: to triage's first frame, and to every pane holding data, against htop and glances.
 
 Each tool starts in a fresh 200x50 tmux pane; the clock stops when capture-pane shows the markers of a
-frame. For triage two clocks: its first frame (the layout: the first and last pane's titles), and every
-pane holding data, on the demo's incident started beforehand (the launcher's row in Processes, the RSS
-sum in Memory, a log line, a ranked hypothesis, the GPU line, the Stacks pane's text). Python's bytecode caches are warm (a run
-first, with PYTHONDONTWRITEBYTECODE unset for the tool), as on an installed triage. Polling capture-pane
-costs a few ms, the same for every tool.
+frame. Three figures per start:
 
-    python3 bench/startup.py
+- **from exec**: the pane's command takes a timestamp (`date +%s.%N`) just before it execs the tool, so
+  this is what a user who has a terminal open sees: the tool's own start-up, not tmux's;
+- **from tmux**: from the `tmux new-session` call (the pane's own start-up in it: a new session, a shell);
+- **CPU**: the tool's utime+stime (`/proc/PID/stat`, 10 ms ticks) when the frame was seen.
+
+For triage two frames: its first frame (the layout: the first and last pane's titles; textual's first
+full frame), and every pane holding data, on the demo's incident started beforehand (the launcher's row in
+Processes, the RSS sum in Memory, a log line, a ranked hypothesis, the GPU line, the Stacks pane's text).
+Python's bytecode caches are warm (a round first, not counted, with PYTHONDONTWRITEBYTECODE unset for the
+tool), as on an installed triage. The tools are interleaved, one start at a time, and the load average is
+taken before each round. Polling capture-pane (every 10 ms) costs a few ms, the same for every tool.
+
+    python3 bench/startup.py                      # BENCH_REPEATS=8 rounds
     BENCH_BEFORE=/path/to/older/checkout python3 bench/startup.py   # that code's triage too, interleaved
 """
 
@@ -15,17 +23,20 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
+import time
 from collections.abc import Callable, Sequence
 from typing import Optional
 
-from common import REPO, Spread, TmuxPane, have, load_line, spread
+from common import CLK_TCK, REPO, Spread, TmuxPane, have, load_line, spread
 from overhead import GLANCES
 
 sys.path.insert(0, str(REPO))
 
 from triage_tui.demo.incident import DemoIncident, DemoInfo  # noqa: E402
 
-WARM = "env -u PYTHONDONTWRITEBYTECODE "  # the tool's own caches written and read, as on an install
+# The tool's own bytecode caches written and read, as on an install; the stamp is the last thing before exec.
+STAMPED = "unset PYTHONDONTWRITEBYTECODE; {cd}date +%s.%N > {stamp}; exec {command}"
 
 Case = tuple[str, Callable[[DemoInfo], str], Callable[[DemoInfo], Sequence[str]], Callable[[], bool]]
 
@@ -34,7 +45,7 @@ def _triage(code: str, label: str) -> list[Case]:
     py = sys.executable
 
     def command(demo: DemoInfo) -> str:
-        return (f"cd {code} && {WARM}{py} -m triage_tui {demo.launcher_pid} --log {demo.log_path} --port {demo.port} "
+        return (f"{py} -m triage_tui {demo.launcher_pid} --log {demo.log_path} --port {demo.port} "
                 "--interval 1 --no-record --no-auto-stacks")
 
     return [
@@ -56,34 +67,78 @@ def cases() -> list[Case]:
     return out
 
 
-def run(repeats: int = 5) -> list[tuple[str, Optional[Spread]]]:
+def _code_dir(name: str) -> str:
+    before = os.environ.get("BENCH_BEFORE")
+    return before if before and " before" in name else str(REPO)
+
+
+def _cpu_ms(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            rest = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(rest[11]) + int(rest[12])) * 1000 / CLK_TCK
+
+
+Figures = dict[str, dict[str, list[float]]]  # case -> clock -> ms
+
+
+def start_once(name: str, command: str, markers: Sequence[str], tag: str, workdir: str) -> dict[str, float]:
+    """One start in a fresh pane: ms from exec, ms from tmux, CPU ms at the frame."""
+    stamp = os.path.join(workdir, f"stamp-{tag}")
+    cd = f"cd {_code_dir(name)} && " if name.startswith("triage") else ""
+    t0 = time.time()
+    pane = TmuxPane(f"bench-start-{os.getpid()}-{tag}", STAMPED.format(cd=cd, stamp=stamp, command=command))
+    try:
+        pane.wait_for(markers)
+        seen = time.time()
+        cpu = _cpu_ms(pane.pid)  # the pane's shell exec'd the tool: the same PID
+        with open(stamp) as f:
+            exec_at = float(f.read().strip())
+    finally:
+        pane.close()
+        try:
+            os.unlink(stamp)
+        except OSError:
+            pass
+    return {"exec": (seen - exec_at) * 1000, "tmux": (seen - t0) * 1000, "cpu": cpu}
+
+
+def run(repeats: int = 8) -> tuple[list[tuple[str, dict[str, Optional[Spread]]]], list[str]]:
     os.chdir(REPO)
-    results: dict[str, list[float]] = {}
-    with DemoIncident(workers=8, weights_mb=16) as demo:
+    results: Figures = {}
+    loads: list[str] = []
+    with DemoIncident(workers=8, weights_mb=16) as demo, tempfile.TemporaryDirectory(prefix="bench-start-") as workdir:
         info = demo.info
         assert info is not None
         for i in range(repeats + 1):  # the first round warms the bytecode caches and is not counted
-            for name, command, markers, available in cases():
+            if i > 0:
+                loads.append(f"{os.getloadavg()[0]:.2f}")
+            for k, (name, command, markers, available) in enumerate(cases()):
                 if not available():
                     continue
-                pane = TmuxPane(f"bench-start-{os.getpid()}-{i}-{len(results)}", command(info))
-                try:
-                    took = pane.wait_for(markers(info)) * 1000
-                finally:
-                    pane.close()
+                took = start_once(name, command(info), markers(info), f"{i}-{k}", workdir)
                 if i > 0:
-                    results.setdefault(name, []).append(took)
-    return [(name, spread(results[name]) if name in results else None) for name, *_ in cases()]
+                    for clock, ms in took.items():
+                        results.setdefault(name, {}).setdefault(clock, []).append(ms)
+    rows = [(name, {clock: spread(results[name][clock]) if name in results else None
+                    for clock in ("exec", "tmux", "cpu")}) for name, *_ in cases()]
+    return rows, loads
 
 
-def table(rows: list[tuple[str, Optional[Spread]]]) -> str:
-    lines = ["| tool | ms from the command (median, range) |", "|---|---|"]
-    for name, s in rows:
-        lines.append(f"| {name} | {s.fmt(' ms', 0) if s else 'not installed'} |")
+def table(rows: list[tuple[str, dict[str, Optional[Spread]]]]) -> str:
+    lines = ["| tool | ms from exec (median, range) | ms from tmux new-session | CPU ms at the frame |",
+             "|---|---|---|---|"]
+    for name, clocks in rows:
+        cells = [s.fmt(" ms", 0) if s else "not installed" for s in clocks.values()]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 if __name__ == "__main__":
     print("before: " + load_line())
-    print(table(run(int(os.environ.get("BENCH_REPEATS", "5")))))
+    rows, loads = run(int(os.environ.get("BENCH_REPEATS", "8")))
+    print(table(rows))
+    print("load average (1 min) at each round: " + ", ".join(loads))
     print("after: " + load_line())

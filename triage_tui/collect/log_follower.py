@@ -28,6 +28,7 @@ from typing import Optional
 from ..model.snapshot import LogLine, LogTail
 from ..model.unavailable import Unavailable
 from .log_levels import LineClassifier
+from .log_readable import unreadable_reason  # the command line's check lives there (#18: before the app)
 
 START_BYTES = 64 * 1024  # on first open, read at most this much from the end
 MAX_LINES = 200  # ring of recent lines kept per file
@@ -48,36 +49,6 @@ def _latest_cr_state(raw: bytes) -> bytes:
 
 def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace").expandtabs(4)
-
-
-def unreadable_reason(exc: OSError, path: str) -> Unavailable:
-    """A reason and a hint a person can act on, for a log that cannot be read."""
-    if isinstance(exc, FileNotFoundError):
-        return Unavailable("no such file", "check the path; `ls -l /proc/PID/fd/1` shows where stdout goes")
-    if isinstance(exc, IsADirectoryError):
-        return Unavailable("is a directory", "give the log file inside it")
-    if isinstance(exc, PermissionError):
-        return Unavailable("permission denied", "run triage as root or as the log's owner")
-    return Unavailable(f"cannot read: {exc.strerror or exc}", "")
-
-
-def check_log_readable(path: str) -> Optional[Unavailable]:
-    """None when `path` is a readable regular file, else why not (for the command line's early check)."""
-    try:
-        # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        try:
-            mode = os.fstat(fd).st_mode
-            if stat.S_ISDIR(mode):
-                raise IsADirectoryError(errno.EISDIR, "is a directory")
-            if not stat.S_ISREG(mode):
-                return Unavailable("not a regular file", "give a log file, not a pipe or device")
-            os.read(fd, 1)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        return unreadable_reason(exc, path)
-    return None
 
 
 class LogFollower:

@@ -14,8 +14,9 @@ from typing import Union
 from ..model.options import CollectOptions
 from ..model.snapshot import LogTail, ProcessInfo
 from .log_discovery import RECHECK_TICKS, StreamLinks, discover_log_paths
-from .log_follower import LogFollower, check_log_readable
+from .log_follower import LogFollower
 from .log_levels import classify_line
+from .log_readable import check_log_readable
 
 __all__ = ["RECHECK_TICKS", "LogFollower", "LogsCollector", "check_log_readable", "classify_line", "discover_log_paths"]
 

@@ -76,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
             read_target_spec(spec)
     except TargetSpecError as exc:
         return target_failure(exc)
-    for path in args.log:  # the log follower imported for --log only (before the app); else after its first frame
-        from ..collect.log_follower import check_log_readable
+    for path in args.log:  # the check alone: the follower (and the snapshot dataclasses) after the first frame
+        from ..collect.log_readable import check_log_readable
 
         problem = check_log_readable(path)
         if problem is not None:
