@@ -88,6 +88,16 @@ for line in sys.stdin:
         while time.process_time() - started < 0.03:
             pass
         answer(ok=True)
+    elif command[0] == "busy":  # children that each run every 2 ms (a context switch each, next to no CPU)
+        kids = []
+        for _ in range(int(command[1])):
+            pid = os.fork()
+            if pid == 0:
+                import time
+                while True:
+                    time.sleep(0.002)
+            kids.append(pid)
+        answer(children=kids)
     elif command[0] == "subreaper":
         ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
         answer(ok=True)
@@ -277,5 +287,30 @@ def test_a_busy_process_of_many_threads_costs_its_main_threads_children_file_onl
         _tick(collector, target)
         mine = [path for path in read if path.startswith(f"/proc/{controller.pid}/")]
         assert mine == [f"/proc/{controller.pid}/task/{controller.pid}/children"]
+    finally:
+        collector.close()
+
+
+def test_processes_that_ran_read_no_children_file_when_few_pids_were_made_and_a_fork_is_still_found(
+        controller: Controller, monkeypatch: pytest.MonkeyPatch) -> None:
+    """40 children that run every pass: when fewer PIDs were made on the node since the pass before last than
+    processes ran, only the parents those PIDs name have their children read (not one file per process that
+    ran), and a child forked just before a pass is in that pass's tree, as the machine-wide pass says (_tick)."""
+    monkeypatch.setattr(proc_tree, "REWALK_TICKS", 10**9)  # no rotation: found by the new PIDs or not at all
+    busy = controller.ask("busy", 40)["children"]
+    collector = SnapshotCollector()
+    try:
+        target = resolve_targets([str(controller.pid)])
+        _tick(collector, target)
+        by_parents = 0
+        for _ in range(30):
+            walked, answered = collector.tree.walked, collector.tree.new_pids.answered
+            child = controller.ask("fork")["child"]
+            assert child in _pids(_tick(collector, target))
+            if collector.tree.new_pids.answered > answered:
+                by_parents += 1
+                assert collector.tree.walked - walked < len(busy) // 2  # not the children of each one that ran
+        assert by_parents > 0  # the node made few enough PIDs at least once in 30 passes
+        assert not collector.tree.fallback
     finally:
         collector.close()

@@ -10,7 +10,10 @@ process are read again only when it may have new ones:
 - its stat line changed or, single-threaded, its schedstat run count moved: it ran, and only a process that
   runs can fork (the count is read here once and handed to the process collector, which needs it anyway).
   Then the children of its main thread (of a single-threaded process, all of them): a busy process of 60
-  threads would otherwise cost 60 reads every pass;
+  threads would otherwise cost 60 reads every pass. Unless fewer PIDs were created on the node since the
+  pass before last than processes ran (new_pids.py): then only the processes those new PIDs name as their
+  parent have their children read (of every thread, up to THREADS_PER_TURN threads; of the main thread
+  beyond), whether they ran or not; a process that ran and is no new PID's parent did not fork;
 - its turn in a slow rotation: the children of all of its threads, once in REWALK_TICKS passes (staggered by
   PID), less often for a process of many threads (once in REWALK_TICKS per THREADS_PER_TURN threads, so that
   the rotation costs at most ~16 files per process per 10 passes). That bounds what the signals above miss: a
@@ -38,6 +41,7 @@ from typing import Optional
 
 from ..parse.procfs import ProcStat, parse_stat
 from .held_files import HeldProcFiles
+from .new_pids import NewPids
 from .proc_table import ProcTable, read_bytes, read_seq_text
 
 _CHUNK = 4096  # a stat or schedstat line is a few hundred bytes (held_files.py reads the same)
@@ -46,6 +50,12 @@ CHILDREN_FILE = "children"  # the file's name under /proc/PID/task/TID (a test p
 
 
 THREADS_PER_TURN = 16  # a process of more threads has its turn less often: once in REWALK_TICKS per 16 threads
+
+
+def _threads_to_read(stat: ProcStat) -> int:
+    """A new PID names this process its parent: the children of every thread (one of them forked), but of the
+    main thread only for a process of more than THREADS_PER_TURN threads (the rotation reads the others)."""
+    return stat.num_threads if stat.num_threads <= THREADS_PER_TURN else 1
 
 
 def _on_turn(pid: int, tick: int, threads: int) -> bool:
@@ -66,6 +76,7 @@ class TreeFollower:
         self.proc = proc
         self.fallback = ""  # why the tree is not followed ("" while it is): the machine-wide pass is read
         self.walked = 0  # processes whose children were read, since start (for the tests and the benchmarks)
+        self.new_pids = NewPids(proc)
 
     def follow(self, roots: Sequence[int], tree: Collection[int], previous: Optional[ProcTable],
                held: Optional[HeldProcFiles]) -> Optional[ProcTable]:
@@ -80,6 +91,7 @@ class TreeFollower:
         old_counts = previous.run_counts if previous is not None else {}
         todo = [*roots, *(pid for pid in tree if pid not in roots)]
         seen: set[int] = set()
+        self.new_pids.start_pass()  # before any children file is read: a fork after this is in the next window
         try:
             self._walk(todo, seen, table, old_lines, old_stats, old_counts, held, frozenset(roots),
                        previous.statm_lines if previous is not None else None)
@@ -113,6 +125,7 @@ class TreeFollower:
         fresh: dict[int, bytes] = {}  # stat lines read here that changed: not read a second time below
         fresh_counts: dict[int, int] = {}  # and their run counts
         carried: list[int] = []  # not run, the same statm: last pass's stat line kept (their parents checked below)
+        ran: list[int] = []  # it ran (may have forked): its children are read after the walk, or the new PIDs'
         preads = 0
         for pid in todo:
             old = old_stats.get(pid)
@@ -178,10 +191,23 @@ class TreeFollower:
             if _on_turn(pid, tick, old.num_threads):
                 general.extend(self._children(pid, old.num_threads))
             elif count is not None and count != old_counts.get(pid):
-                general.extend(self._children(pid, 1))
+                ran.append(pid)
         if held is not None:
             held.preads += preads
-        self._walk_generally(general, seen, table, old_lines, old_stats, old_counts, held, fresh, fresh_counts)
+        self._walk_generally(general, seen, table, old_lines, old_stats, old_counts, held, fresh, fresh_counts, ran)
+        forked: Optional[set[int]] = None
+        read: set[int] = set()
+        while ran:  # the processes that ran: their children, or (fewer new PIDs) the new PIDs' parents'
+            if forked is None:
+                forked = self.new_pids.parents(at_most=len(ran))
+            if forked is None:
+                todo = [child for pid in ran for child in self._children(pid, 1)]
+            else:
+                todo = [child for pid in sorted(forked - read) if pid in table.stats
+                        for child in self._children(pid, _threads_to_read(table.stats[pid]))]
+                read |= forked
+            ran = []
+            self._walk_generally(todo, seen, table, old_lines, old_stats, old_counts, held, ran=ran)
         self._check_parents(carried, table, old_lines, old_stats, held)
 
     @staticmethod
@@ -221,7 +247,9 @@ class TreeFollower:
     def _walk_generally(self, todo: list[int], seen: set[int], table: ProcTable, old_lines: Mapping[int, bytes],
                         old_stats: Mapping[int, ProcStat], old_counts: Mapping[int, int],
                         held: Optional[HeldProcFiles], fresh: Optional[dict[int, bytes]] = None,
-                        fresh_counts: Optional[dict[int, int]] = None) -> None:
+                        fresh_counts: Optional[dict[int, int]] = None, ran: Optional[list[int]] = None) -> None:
+        """The general way, to the end of `todo` and of every child found; a process that ran only joins `ran`
+        (its children are the caller's to read, or not), or with `ran` None has its main thread's read here."""
         stats, lines, parsed, run_counts, tick = table.stats, table.lines, table.parsed, table.run_counts, table.tick
         while todo:
             pid = todo.pop()
@@ -264,7 +292,10 @@ class TreeFollower:
             if old is None or stat.num_threads != old.num_threads or _on_turn(pid, tick, stat.num_threads):
                 todo.extend(self._children(pid, stat.num_threads))  # every thread's
             elif changed or (count is not None and count != old_counts.get(pid)):
-                todo.extend(self._children(pid, 1))  # the main thread's (a process's only thread, mostly)
+                if ran is not None:
+                    ran.append(pid)
+                else:
+                    todo.extend(self._children(pid, 1))  # the main thread's (a process's only thread, mostly)
 
     def _children(self, pid: int, threads: int) -> list[int]:
         """The children of every thread of `pid` (a process started from a thread is that thread's child); with
