@@ -1,15 +1,17 @@
 """Start-up: to triage's first frame, and to every pane holding data, against htop and glances.
 
-Each tool starts in a fresh 200x50 tmux pane; the clock stops when capture-pane shows the markers of a
-frame. Three figures per start:
+Each tool starts in a fresh 200x50 tmux pane; each of its frames is timed by the first capture-pane poll
+that shows that frame's markers (one start times all of a tool's frames, in order). Three figures per frame:
 
 - **from exec**: the pane's command takes a timestamp (`date +%s.%N`) just before it execs the tool, so
   this is what a user who has a terminal open sees: the tool's own start-up, not tmux's;
 - **from tmux**: from the `tmux new-session` call (the pane's own start-up in it: a new session, a shell);
 - **CPU**: the tool's utime+stime (`/proc/PID/stat`, 10 ms ticks) when the frame was seen.
 
-For triage two frames: its first frame (the layout: the first and last pane's titles; textual's first
-full frame), and every pane holding data, on the demo's incident started beforehand (the launcher's row in
+For triage three frames: the early frame (commands/early_frame.py: the header line and "starting the
+interface", written before textual is imported; timed apart, and its n is the starts whose polls caught
+it before textual painted over it), textual's first frame (the
+layout: the first and last pane's titles), and every pane holding data, on the demo's incident started beforehand (the launcher's row in
 Processes, the RSS sum in Memory, a log line, a ranked hypothesis, the GPU line, the Stacks pane's text).
 Python's bytecode caches are warm (a round first, not counted, with PYTHONDONTWRITEBYTECODE unset for the
 tool), as on an installed triage. The tools are interleaved, one start at a time, and the load average is
@@ -38,38 +40,39 @@ from triage_tui.demo.incident import DemoIncident, DemoInfo  # noqa: E402
 # The tool's own bytecode caches written and read, as on an install; the stamp is the last thing before exec.
 STAMPED = "unset PYTHONDONTWRITEBYTECODE; {cd}date +%s.%N > {stamp}; exec {command}"
 
-Case = tuple[str, Callable[[DemoInfo], str], Callable[[DemoInfo], Sequence[str]], Callable[[], bool]]
+Frame = tuple[str, Callable[[DemoInfo], Sequence[str]]]  # (row name, the markers that say it is on screen)
+Tool = tuple[str, Callable[[DemoInfo], str], list[Frame], Callable[[], bool]]  # (code dir, command, frames, here?)
 
 
-def _triage(code: str, label: str) -> list[Case]:
+def _triage(code: str, label: str) -> Tool:
     py = sys.executable
 
     def command(demo: DemoInfo) -> str:
         return (f"{py} -m triage_tui {demo.launcher_pid} --log {demo.log_path} --port {demo.port} "
                 "--interval 1 --no-record --no-auto-stacks")
 
-    return [
-        (f"triage{label}: first frame", command, lambda demo: ("1 Processes", "6 Hypotheses"), lambda: True),
-        (f"triage{label}: every pane with data", command,
-         lambda demo: ("▾ python3", "RSS sum", "Load weight", "1. ", "GPUs:", "No stack capture"), lambda: True),
+    frames: list[Frame] = []
+    if os.path.exists(os.path.join(code, "triage_tui", "commands", "early_frame.py")):
+        frames.append((f"triage{label}: early frame (before textual)", lambda demo: ("starting the interface",)))
+    frames += [
+        (f"triage{label}: first frame (textual's)", lambda demo: ("1 Processes", "6 Hypotheses")),
+        (f"triage{label}: every pane with data",
+         lambda demo: ("▾ python3", "RSS sum", "Load weight", "1. ", "GPUs:", "No stack capture")),
     ]
+    return (code, command, frames, lambda: True)
 
 
-def cases() -> list[Case]:
-    out = _triage(str(REPO), "")
+def tools() -> list[Tool]:
+    out = [_triage(str(REPO), "")]
     before = os.environ.get("BENCH_BEFORE")
     if before:
-        out += _triage(before, " before")
+        out.append(_triage(before, " before"))
     out += [
-        ("htop", lambda demo: "htop -d 10", lambda demo: ("Load average", "PID"), lambda: have("htop")),
-        ("glances", lambda demo: f"{GLANCES} -t 1", lambda demo: ("CPU", "MEM", "PID"), lambda: os.path.exists(GLANCES)),
+        ("", lambda demo: "htop -d 10", [("htop", lambda demo: ("Load average", "PID"))], lambda: have("htop")),
+        ("", lambda demo: f"{GLANCES} -t 1", [("glances", lambda demo: ("CPU", "MEM", "PID"))],
+         lambda: os.path.exists(GLANCES)),
     ]
     return out
-
-
-def _code_dir(name: str) -> str:
-    before = os.environ.get("BENCH_BEFORE")
-    return before if before and " before" in name else str(REPO)
 
 
 def _cpu_ms(pid: int) -> float:
@@ -81,19 +84,29 @@ def _cpu_ms(pid: int) -> float:
     return (int(rest[11]) + int(rest[12])) * 1000 / CLK_TCK
 
 
-Figures = dict[str, dict[str, list[float]]]  # case -> clock -> ms
+Figures = dict[str, dict[str, list[float]]]  # frame -> clock -> ms
 
 
-def start_once(name: str, command: str, markers: Sequence[str], tag: str, workdir: str) -> dict[str, float]:
-    """One start in a fresh pane: ms from exec, ms from tmux, CPU ms at the frame."""
+def start_once(code: str, command: str, frames: Sequence[tuple[str, Sequence[str]]], tag: str, workdir: str,
+               limit_s: float = 30.0, poll_s: float = 0.01) -> dict[str, dict[str, float]]:
+    """One start in a fresh pane; for each frame, the first poll that shows its markers: ms from exec, ms
+    from tmux, CPU ms then. A frame that is painted over before a poll sees it is left out (not waited for)."""
     stamp = os.path.join(workdir, f"stamp-{tag}")
-    cd = f"cd {_code_dir(name)} && " if name.startswith("triage") else ""
+    cd = f"cd {code} && " if code else ""
+    seen: dict[str, dict[str, float]] = {}
     t0 = time.time()
     pane = TmuxPane(f"bench-start-{os.getpid()}-{tag}", STAMPED.format(cd=cd, stamp=stamp, command=command))
     try:
-        pane.wait_for(markers)
-        seen = time.time()
-        cpu = _cpu_ms(pane.pid)  # the pane's shell exec'd the tool: the same PID
+        last = frames[-1][0]
+        while last not in seen and time.time() - t0 < limit_s:
+            screen = pane.capture()
+            now = time.time()
+            for name, markers in frames:
+                if name not in seen and all(m in screen for m in markers):
+                    seen[name] = {"tmux": (now - t0) * 1000, "cpu": _cpu_ms(pane.pid)}  # the shell exec'd the tool
+            time.sleep(poll_s)
+        if last not in seen:
+            raise TimeoutError(f"{tag}: {frames[-1][1]} not on screen after {limit_s} s:\n{pane.capture()}")
         with open(stamp) as f:
             exec_at = float(f.read().strip())
     finally:
@@ -102,7 +115,9 @@ def start_once(name: str, command: str, markers: Sequence[str], tag: str, workdi
             os.unlink(stamp)
         except OSError:
             pass
-    return {"exec": (seen - exec_at) * 1000, "tmux": (seen - t0) * 1000, "cpu": cpu}
+    for figures in seen.values():
+        figures["exec"] = figures["tmux"] - (exec_at - t0) * 1000
+    return seen
 
 
 def run(repeats: int = 8) -> tuple[list[tuple[str, dict[str, Optional[Spread]]]], list[str]]:
@@ -115,15 +130,18 @@ def run(repeats: int = 8) -> tuple[list[tuple[str, dict[str, Optional[Spread]]]]
         for i in range(repeats + 1):  # the first round warms the bytecode caches and is not counted
             if i > 0:
                 loads.append(f"{os.getloadavg()[0]:.2f}")
-            for k, (name, command, markers, available) in enumerate(cases()):
+            for k, (code, command, frames, available) in enumerate(tools()):
                 if not available():
                     continue
-                took = start_once(name, command(info), markers(info), f"{i}-{k}", workdir)
+                took = start_once(code, command(info), [(name, markers(info)) for name, markers in frames],
+                                  f"{i}-{k}", workdir)
                 if i > 0:
-                    for clock, ms in took.items():
-                        results.setdefault(name, {}).setdefault(clock, []).append(ms)
+                    for name, figures in took.items():
+                        for clock, ms in figures.items():
+                            results.setdefault(name, {}).setdefault(clock, []).append(ms)
+    names = [name for _, _, frames, _ in tools() for name, _ in frames]
     rows = [(name, {clock: spread(results[name][clock]) if name in results else None
-                    for clock in ("exec", "tmux", "cpu")}) for name, *_ in cases()]
+                    for clock in ("exec", "tmux", "cpu")}) for name in names]
     return rows, loads
 
 

@@ -27,8 +27,9 @@ DEFERRED = ("paramiko", "pynvml", "triage_tui.diagnose.engine", "triage_tui.diag
 # commands/app.py's run() as `triage PID` runs it, up to the app's first frame: the app's run_app stands in
 # for textual's (no terminal here), notes what is imported, then opens the incident as the first tick would
 START = """
-import os, sys
+import io, os, sys
 from triage_tui import cli
+from triage_tui.commands.early_frame import EarlyFrame
 command, args = cli.parse([str(os.getpid()), "--no-record", "--log", sys.argv[1]])
 from triage_tui.commands import app as face
 import triage_tui.ui.app as ui_app
@@ -44,6 +45,7 @@ def first_frame(incident, **options):
     incident.close()
     return 0
 face.terminal_problem = lambda: ""
+face.early_frame = lambda host, target, interval_s: EarlyFrame(io.StringIO())  # its escapes not in our output
 ui_app.run_app = first_frame
 assert face.run(args) == 0
 for key, value in seen.items():

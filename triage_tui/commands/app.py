@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from . import EXIT_FAILURE, EXIT_USAGE, fail, target_failure, usage_error
+from .early_frame import early_frame
 
 
 def terminal_problem() -> str:
@@ -21,17 +22,26 @@ def terminal_problem() -> str:
     return ""
 
 
-def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: bool = True, auto_stacks: bool = False) -> int:
+def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: bool = True, auto_stacks: bool = False,
+            started_on: str = "") -> int:
     """Open the app on `incident` until the user quits; the incident is closed on the way out.
 
-    auto_stacks: capture the whole target's stacks once, by itself, when the engine observes it all idle."""
+    auto_stacks: capture the whole target's stacks once, by itself, when the engine observes it all idle.
+    started_on: the target as typed; given, the early frame says it (host, target, interval, starting)
+    before textual is imported, and textual's first frame replaces it (#18)."""
     problem = terminal_problem()
     if problem:
         incident.close()
         return usage_error(f"{problem}; for text use `triage report` (or `triage demo --report`, `triage report --from FILE`)")
-    from ..ui.app import run_app as _run  # textual is imported only when the app is opened
+    frame = early_frame(incident.host_name, started_on, interval) if started_on else None
+    try:
+        from ..ui.app import run_app as _run  # textual is imported only when the app is opened
 
-    return _run(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks)
+        return _run(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks,
+                    handover=frame.handed_over if frame is not None else None)
+    finally:
+        if frame is not None:
+            frame.leave()  # the shell's screen back if textual never took the terminal (else textual did)
 
 
 def run_job_app(args: argparse.Namespace) -> int:
@@ -92,9 +102,14 @@ def run(args: argparse.Namespace) -> int:
     incident = IncidentOpening(lambda: _open_local(args, incident.warnings), socket.gethostname())
     try:
         return run_app(incident, interval=args.interval, theme=args.theme,
-                       auto_stacks=bool(getattr(args, "auto_stacks", False)))
+                       auto_stacks=bool(getattr(args, "auto_stacks", False)), started_on=started_on(args))
     except OpeningFailed as exc:
         return fail(exc.message, exc.code)
+
+
+def started_on(args: argparse.Namespace) -> str:
+    """The target as typed, for the early frame: the specs, or what triage does without one."""
+    return " ".join(args.targets) or "no target given: picking candidates"
 
 
 def _open_local(args: argparse.Namespace, warnings: list[str]) -> Any:
@@ -153,4 +168,4 @@ def _run_on_host(args: argparse.Namespace) -> int:
         host.close()
         return fail(f"--record: {exc}")
     return run_app(Incident(host, target, options, recorder=recorder), interval=args.interval, theme=args.theme,
-                   auto_stacks=bool(getattr(args, "auto_stacks", False)))
+                   auto_stacks=bool(getattr(args, "auto_stacks", False)), started_on=started_on(args))

@@ -268,11 +268,17 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
         self.exit()
 
 
-def run_app(incident: IncidentView, interval: float = 2.0, theme: str = "dark", live: bool = True, auto_stacks: bool = False) -> int:
-    """Open the app on `incident` (a live Incident, the demo's, or a replay source) until the user quits."""
+def run_app(incident: IncidentView, interval: float = 2.0, theme: str = "dark", live: bool = True, auto_stacks: bool = False,
+            handover: Optional[Callable[[], None]] = None) -> int:
+    """Open the app on `incident` (a live Incident, the demo's, or a replay source) until the user quits.
+
+    handover: called as textual takes the terminal (the early frame's, commands/early_frame.py: from here on
+    textual leaves the alternate screen at its exit)."""
     app = TriageApp(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks,
                     export_dirs_of=lambda: export_directories(incident))
     try:
+        if handover is not None:
+            handover()
         app.run()
     finally:
         incident.close()
