@@ -158,7 +158,10 @@ def test_the_selection_report_names_rows_and_readers_that_exist() -> None:
     gdb = next(i for i in selection.ITEMS if i.patches)
     dump = (FIXTURES / "gdb_bt_no_hash_two_lock_waits.txt").read_text(encoding="utf-8")
     with selection.switched_off((cpu, gdb)):
-        assert "cpu-starved" not in _causes(text) and "deadlock" not in _causes(dump)
+        # what is left may be a phrase the seen deadlock cases share (the fifteenth pass's mined rows, counted where
+        # nothing else is read): the gdb reader's evidence is what must be gone
+        lock = [e.observation for h in diagnose_text(dump).diagnosis.hypotheses if h.id == "deadlock" for e in h.evidence]
+        assert "cpu-starved" not in _causes(text) and not [o for o in lock if not o.startswith("told-phrase-")]
     assert _causes(text)[:1] == ["cpu-starved"] and _causes(dump)[:1] == ["deadlock"]
     for item in selection.ITEMS:
         assert item.rows or item.patches, item.name

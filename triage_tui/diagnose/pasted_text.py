@@ -27,10 +27,11 @@ from ..parse.paste_evidence import PasteEvidence, evidence_from_paste
 from ..parse.log_text import LOG_LINE
 from ..parse.paste_split import PastePart
 from ..parse.prose_figures import ProseFigure
+from ..parse.prose_mined import PREFIX as MINED_PREFIX
 from ..parse.signal_lexicon import scan_line
 from .engine import Diagnosis, observe
 from .figures import quote
-from .hypotheses import evaluate
+from .hypotheses import evaluate, rule_ids
 from .observations import Thresholds
 from .paste_frames import frames_of_note
 from .stack_reading import classify, group_processes
@@ -40,7 +41,7 @@ PASTE_OBSERVATIONS = (
     "prose-gpu-busy-low-power", "prose-gpu-busy", "prose-gpu-idle", "prose-cpu-idle", "prose-cpu-busy", "prose-stuck",
     "prose-rss", "oom-kill-elsewhere", "segfault-elsewhere", "stacks-one-in-collective", "stacks-one-waiting",
     "stacks-one-lock", "vmstat-blocked", "socket-connecting", "gpu-busy-low-watts", "log-several-ranks", "log-ranks-missing", "shm-nearly-full", "stacks-file-lock", "stacks-atexit-lock",
-    "stacks-fork-lock", "log-ends-at-child-start", "pasted-code",
+    "stacks-fork-lock", "log-ends-at-child-start", "pasted-code", "paste-no-other-evidence",
 )
 
 _RANK = re.compile(r"\[(?:Rank|rank) ?(\d{1,5})\]")
@@ -314,4 +315,14 @@ def diagnose_text(text: str, now: float = 0.0) -> PastedDiagnosis:
                      + _ends_at_child_start(evidence, now) + _script(evidence, now))
     if not any(o.id == "log-collective-mismatch" for o in observations):
         observations += _nccl_collectives(text, now)
+    if any(o.id.startswith(MINED_PREFIX) for o in observations) and not any(o.id in _KNOWN for o in observations):
+        # the weakest evidence there is, a phrase shared with the seen cases of a cause (the mined rows), counts only
+        # where the readers found nothing a rule weighs (for a cause or against it): said as an observation, which
+        # the mined rows name beside their phrase
+        observations.append(_obs("paste-no-other-evidence", "nothing else in the paste is evidence a rule weighs: the "
+                                 "phrases it shares with seen cases count", "pasted text", now))
     return PastedDiagnosis(evidence.parts, Diagnosis(tuple(observations), evaluate(observations), ()), capture)
+
+
+# the observations some rule weighs, the mined phrases and their gate apart
+_KNOWN = frozenset(i for i in rule_ids() if not i.startswith(MINED_PREFIX) and i != "paste-no-other-evidence")

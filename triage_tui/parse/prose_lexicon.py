@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from .prose_breadth import BREADTH
+from .prose_mined import MINED_SIGNALS
 from .prose_symptoms import SYMPTOMS
 from .signal_lexicon import HEDGE, Signal
 
@@ -269,8 +270,9 @@ PROSE: tuple[Signal, ...] = (
 )
 
 # the weak rows of the breadth lexicon (prose_breadth.py) are read after the precise ones, by the same machinery, and
-# last the symptom as the reporter tells it (prose_symptoms.py: evidence for no cause, shown)
-PROSE = PROSE + BREADTH + SYMPTOMS
+# then the phrases mined from the seen sets by a rule (prose_mined.py), last the symptom as the reporter tells it
+# (prose_symptoms.py: evidence for no cause, shown)
+PROSE = PROSE + BREADTH + MINED_SIGNALS + SYMPTOMS
 
 IDS = tuple(dict.fromkeys(s.id for s in PROSE))
 

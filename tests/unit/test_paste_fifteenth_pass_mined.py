@@ -1,0 +1,100 @@
+"""The fifteenth pass (issue 15): the mined lexicon (parse/prose_mined.py), phrases chosen by a rule from the seen sets
+(bench/paste_selection_15.py). The table is what the rule admits on the seen cases' evidence, each row's sources are
+seen cases of its cause, a phrase fires its cause's observation worth 0.05 and never inside a longer word, it counts
+only where the readers found nothing a rule weighs, and the selection reads the seen sets only, by an explicit list.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from triage_tui.diagnose.corpus_score import read_cases
+from triage_tui.diagnose.mined_rows import MINED_ROWS, MINED_WEIGHT
+from triage_tui.diagnose.pasted_text import diagnose_text
+from triage_tui.parse.prose_lexicon import scan_told
+from triage_tui.parse.prose_mined import MINED, MINED_SIGNALS, PREFIX, pattern_of
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("paste_selection_15", ROOT / "bench" / "paste_selection_15.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+BENCH = _bench()
+
+
+def test_the_selection_reads_the_seen_sets_only_by_an_explicit_list() -> None:
+    assert BENCH.SEEN == ("cases", *(f"cases-{n}" for n in range(2, 15)))
+    assert "glob" not in (ROOT / "bench" / "paste_selection_15.py").read_text().replace("never a glob", "")
+
+
+def test_every_row_meets_the_rule_on_the_seen_cases_evidence() -> None:
+    cases = [(d, c, "/".join(c.source.split("/")[3:5]).lower(), BENCH.phrases_of(c.evidence))
+             for d in BENCH.SEEN for c in read_cases(ROOT / "tests" / "corpus" / d)]
+    sources = {c.source for _, c, _, _ in cases}
+    for cause, phrase, said in MINED:
+        hits = [(d, c, proj) for d, c, proj, ps in cases if phrase in ps]
+        right = [(d, proj) for d, c, proj in hits if c.cause == cause]
+        assert len({d for d, _ in right}) >= 3 and len({p for _, p in right}) >= 2, phrase
+        assert len(right) > len(hits) - len(right), phrase  # right more often than wrong
+        for short in said.split("; "):  # owner/repo#N of a seen case of that cause
+            owner_repo, _, number = short.partition("#")
+            assert any(s.split("/")[3:5] == owner_repo.split("/") and s.rstrip("/").split("/")[-1] == number
+                       and c.cause == cause for _, c, _, _ in cases for s in [c.source]), short
+            assert any(owner_repo in s for s in sources)
+
+
+def test_one_row_per_cause_worth_a_quarter_of_a_breadth_row() -> None:
+    causes = Counter(cause for cause, _, _ in MINED)
+    assert {s.id for s in MINED_SIGNALS} == {PREFIX + c for c in causes}
+    assert {(r.hypothesis, r.when, r.weight) for r in MINED_ROWS} == {
+        (c, f"{PREFIX}{c} & paste-no-other-evidence", MINED_WEIGHT) for c in causes}
+    assert MINED_WEIGHT == 0.05
+
+
+@pytest.mark.parametrize("cause, phrase", [(c, p) for c, p, _ in MINED][:: max(1, len(MINED) // 25)])
+def test_a_phrase_fires_its_causes_observation_and_not_inside_a_longer_word(cause: str, phrase: str) -> None:
+    import re
+
+    assert PREFIX + cause in {s.id for s in scan_told(f"we saw {phrase.replace(' ', '-')} here")}
+    alone = re.compile(pattern_of([phrase]), re.I)
+    assert alone.search(f"({phrase})") and not alone.search(f"x{phrase}") and not alone.search(f"{phrase}9")
+
+
+def test_a_told_phrase_alone_ranks_its_cause_at_its_weight_and_says_where_it_came_from() -> None:
+    # num_cpus: Ray's resource request, shared by event-never-fires cases of ray, daft (cases-11 .. cases-13)
+    cause, phrase, _ = next(row for row in MINED if row[1] == "num cpus")
+    d = diagnose_text("The actors are created with num_cpus=10 since the restart.\n")
+    (h,) = [h for h in d.diagnosis.hypotheses if h.score > 0]
+    assert h.id == cause and h.score == MINED_WEIGHT and h.status == "unlikely"
+    assert any(e.observation == PREFIX + cause for e in h.evidence)
+    assert any(phrase in line for line in h.for_) and any("mined" in line for line in h.for_)
+
+
+def test_a_told_phrase_counts_only_where_the_readers_found_nothing_a_rule_weighs() -> None:
+    # "No space left on device" in a container given its own /dev/shm: the twelfth pass's rows say the disk, not shared
+    # memory (log-shm-sized), and the mined phrases of shm-exhausted must not say otherwise
+    text = "OSError: [Errno 28] No space left on device\n`docker run --shm-size=16g --gpus all img` shared memory\n"
+    d = diagnose_text(text)
+    ids = {o.id for o in d.diagnosis.observations}
+    assert PREFIX + "shm-exhausted" in ids and "paste-no-other-evidence" not in ids
+    assert "shm-exhausted" not in [h.id for h in d.diagnosis.hypotheses if h.score > 0]
+
+
+def test_the_pattern_joins_the_words_by_spaces_dashes_or_underscores() -> None:
+    import re
+
+    pat = re.compile(pattern_of(["lock file"]), re.I)
+    assert pat.search("a stale LOCK_FILE") and pat.search("lock - file") and pat.search("lock  file")
+    assert not pat.search("lockfile") and not pat.search("block file") and not pat.search("lock files")

@@ -1,0 +1,18 @@
+"""The rule rows of the mined lexicon (parse/prose_mined.py): one per cause, worth a quarter of a breadth row (0.05
+against 0.2), and counted only where nothing else in a paste is evidence for a cause (`paste-no-other-evidence`,
+diagnose/pasted_text.py): a phrase shared with the seen cases of a cause is the weakest evidence there is, so it
+never moves an answer other evidence gives, and a paste that shares only such phrases ranks a cause instead of none.
+Where phrases of several causes are found they tie, and the catalogue's order decides (said by the equal scores).
+Each row's text starts "told:" and quotes the line: evidence that someone wrote it, not that a program printed it.
+"""
+
+from __future__ import annotations
+
+from ..parse.prose_mined import MINED_SIGNALS, PREFIX
+from .rule_types import Row
+
+MINED_WEIGHT = 0.05
+
+MINED_ROWS: tuple[Row, ...] = tuple(
+    Row(s.id[len(PREFIX):], f"{s.id} & paste-no-other-evidence", MINED_WEIGHT, "told: a phrase the seen cases of this cause share across sets and "
+        "projects (mined by a rule, bench/paste_selection_15.py)") for s in MINED_SIGNALS)
