@@ -52,7 +52,7 @@ def test_the_kernel_layout_path_equals_the_general_path_on_every_process_here() 
     # machine (live processes, kernel threads, zombies where there are some: those take the general path)
     import os
 
-    from triage_tui.parse.procfs import _STATUS_LAYOUT, _parse_status_numbers_by_key
+    from triage_tui.parse.procfs import _STATUS_HEAD, _parse_status_numbers_by_key
 
     matched = 0
     for name in os.listdir("/proc"):
@@ -64,7 +64,7 @@ def test_the_kernel_layout_path_equals_the_general_path_on_every_process_here() 
         except OSError:
             continue
         assert parse_status_numbers(text) == _parse_status_numbers_by_key(text), name
-        matched += _STATUS_LAYOUT.match(text) is not None
+        matched += _STATUS_HEAD.match(text) is not None
     assert matched > 0  # the fast path was taken at all (this process's own status, at least)
 
 
@@ -74,10 +74,12 @@ def test_the_layout_path_gives_none_for_what_it_cannot_read_as_the_general_path_
     assert parse_status_numbers(out_of_order).vms == 18000 * 1024
     in_pages = LIVE.replace("VmRSS:\t    8000 kB", "VmRSS:\t    8000")
     assert parse_status_numbers(in_pages).rss == 8000
-    from triage_tui.parse.procfs import _STATUS_LAYOUT, _parse_status_numbers_by_key
+    twice = LIVE + "\nvoluntary_ctxt_switches:\t99\n"  # the first line of a key counts, as the general path says
+    assert parse_status_numbers(twice).ctx_voluntary == 17
+    from triage_tui.parse.procfs import _STATUS_HEAD, _parse_status_numbers_by_key
 
     kernel_like = LIVE.replace("Threads:\t1\n", "Threads:\t1\nSigQ:\t0/96364\n") + "\n"
-    assert _STATUS_LAYOUT.match(kernel_like) is not None
+    assert _STATUS_HEAD.match(kernel_like) is not None
     assert parse_status_numbers(kernel_like) == _parse_status_numbers_by_key(kernel_like)
 
 

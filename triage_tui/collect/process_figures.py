@@ -8,6 +8,7 @@ fails on its own: its figures say why ("unavailable: permission denied ..."), ne
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Optional
 
 from ..model.unavailable import Unavailable, unavailable_from_error
@@ -46,9 +47,11 @@ def status_figures(stat: ProcStat, status: Optional[StatusNumbers], error: Optio
 
 
 def io_figures(base: str, before: Optional[Sample], alive: bool, carried: Optional[tuple[int, int]],
-               reads: Counter[str]) -> tuple[dict[str, object], Optional[int], Optional[int]]:
+               reads: Counter[str], held: Optional[Callable[[], bytes]] = None
+               ) -> tuple[dict[str, object], Optional[int], Optional[int]]:
     """read_bytes / write_bytes from /proc/PID/io (root or the same user; ptrace-mode read).
-    `carried`: last tick's values of a process that has not run since (the read is skipped)."""
+    `carried`: last tick's values of a process that has not run since (the read is skipped). `held`: the
+    file's bytes through a held fd (held_files.py: the kernel checks access on every read, as on an open)."""
     if not alive:
         gone = Unavailable("exited during this read")
         return {"read_bytes": gone, "write_bytes": gone}, None, None
@@ -59,7 +62,8 @@ def io_figures(base: str, before: Optional[Sample], alive: bool, carried: Option
     else:
         reads["io"] += 1
         try:
-            read_bytes, write_bytes = parse_io_bytes(read_text(f"{base}/io"))
+            text = held().decode("ascii", "replace") if held is not None else read_text(f"{base}/io")
+            read_bytes, write_bytes = parse_io_bytes(text)
         except OSError as exc:
             reason = unavailable_from_error(exc, "/proc/PID/io")
             return {"read_bytes": reason, "write_bytes": reason}, None, None
