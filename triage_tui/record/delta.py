@@ -55,10 +55,14 @@ def diff(old: Any, new: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     """The fields of `new` that differ from `old` (same dataclass type), as JSON-able data.
 
     Empty when they are equal. Fields named in `skip` are left to the caller."""
-    out: dict[str, Any] = {}
     cls: type = type(new)
     values = values_getter(cls)
-    olds, news = values(old), values(new)
+    return diff_values(cls, values(old), values(new), skip)
+
+
+def diff_values(cls: type, olds: tuple[Any, ...], news: tuple[Any, ...], skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """diff, from the field values of both (values_getter's tuples) when the caller has them already."""
+    out: dict[str, Any] = {}
     names = field_names(cls)
     changed = [i for i, a in enumerate(olds) if a is not news[i] and a != news[i]]
     for i in changed:

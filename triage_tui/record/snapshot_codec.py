@@ -40,7 +40,7 @@ from ..model.moment import Moment
 from ..model.snapshot import ExitedProcess, LogLine, LogTail, ProcessInfo, Snapshot, SourceStatus
 from ..model.stacks import StackCapture
 from ..model.waits import Wait
-from .delta import apply, diff, unknown_keys, values_getter
+from .delta import apply, diff, diff_values, unknown_keys, values_getter
 
 Keyed = dict[str, tuple[type, Callable[[Any], Any]]]
 
@@ -114,7 +114,9 @@ def encode_sequence(old: Sequence[Any], new: Sequence[Any], cls: type, key: Call
             changed = True
             continue
         position, before = found
-        if before is item or values(before) == values(item):
+        if before is not item:
+            olds, news = values(before), values(item)
+        if before is item or olds == news:
             last = out[-1] if out else None
             if isinstance(last, list) and old_by_key[last[0]][0] + last[1] == position:
                 last[1] += 1  # the run of unchanged items goes on, in the previous order
@@ -122,7 +124,7 @@ def encode_sequence(old: Sequence[Any], new: Sequence[Any], cls: type, key: Call
                 out.append([k, 1])
             changed = changed or position != i
         else:
-            out.append({"key": k, "set": diff(before, item)})
+            out.append({"key": k, "set": diff_values(cls, olds, news)})
             changed = True
     if not changed:
         return None
