@@ -35,7 +35,7 @@ from .looking_back import LookingBack
 from .on_demand import OnDemandReads
 from .palette import Palette
 from .pane_set import PANE_IDS, pending_panes, real_panes
-from .panes import Pane, update_static
+from .panes import Pane, RowsStatic, update_static
 from .refresh_loop import MAX_TIMELINE, RefreshLoop
 from .text_lines import TextLines
 from .verdict_line import render_verdict_line, verdict_of
@@ -117,7 +117,7 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
     def compose(self) -> ComposeResult:
         yield TextLines(id="header")
         yield Static("", id="banner")
-        yield Static("", id="verdict")
+        yield RowsStatic("", id="verdict")
         with Container(id="panes"):
             yield from pending_panes()  # the real panes are mounted in their place after the first frame
         yield KeyHints(id="keys")

@@ -38,9 +38,10 @@ class TextLines(Widget):
         self._lines = None
         if width > 0 and _one_line(old, width) and _one_line(text, width):  # the usual: a figure moved
             changed = _changed_cells(old, text)
-            gutter = self.styles.gutter
             if changed is not None:  # only those cells go to the terminal (the line is made again whole)
-                self.refresh(Region(gutter.left + changed[0], gutter.top, changed[1] - changed[0], 1))
+                # content-relative: textual adds the padding (adding it here too sent the cells one column
+                # to the right of the figure, which a terminal showed stale at the end of a styled run)
+                self.refresh(Region(changed[0], 0, changed[1] - changed[0], 1))
             else:
                 self.refresh()
             return

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.geometry import Region
+from textual.visual import Visual, VisualType, visualize
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -72,12 +74,73 @@ def _one_line(text: Text, width: int) -> bool:
     return 0 < text.cell_len <= width and "\n" not in text.plain
 
 
+class RowsStatic(Static):
+    """A Static whose text can be replaced with only some of its rows repainted (`update_static`).
+
+    textual's `Static.update` and its `content` setter repaint the whole widget (and the setter lays
+    the screen out); `show_rows` sets what `visual` returns and refreshes the rows named, through
+    public API only (textual renders the content again from `visual` when a region of it is dirty)."""
+
+    _rows_visual: Optional[Visual] = None
+    _rows_of: Optional[dict[tuple[str, int], int]] = None  # rows a long line takes, by its characters and width
+
+    @property
+    def visual(self) -> Visual:
+        return self._rows_visual if self._rows_visual is not None else super().visual
+
+    def update(self, content: VisualType = "", *, layout: bool = True) -> None:
+        self._rows_visual = None
+        super().update(content, layout=layout)
+
+    def show_rows(self, text: Text, rows: Sequence[tuple[int, int]]) -> None:
+        """Show `text`, whose rows outside `rows` ((first, count) each) are what is shown now."""
+        self._rows_visual = visualize(self, text, markup=False)
+        width = self.content_size.width
+        self.refresh(*(Region(0, first, width, count) for first, count in rows))
+
+
+def _rows(widget: RowsStatic, line: Text, width: int) -> int:
+    """Rows one line of a Static's text takes at `width`: 1 when it fits (known without wrapping it),
+    else as textual wraps it (kept by its characters: a long line, such as the Memory pane's verdict,
+    seldom changes)."""
+    if line.cell_len <= width:
+        return 1
+    if widget._rows_of is None or len(widget._rows_of) > 64:
+        widget._rows_of = {}
+    cache, key = widget._rows_of, (line.plain, width)
+    if key not in cache:
+        cache[key] = visualize(widget, line, markup=False).get_height(widget.styles, width)  # type: ignore[arg-type]
+    return cache[key]
+
+
+def _changed_rows(widget: RowsStatic, shown: Text, text: Text, width: int) -> list[tuple[int, int]] | None:
+    """(first row, rows) of each line where `text` differs from `shown`, when the two have as many lines,
+    each taking as many rows as before, and the same base style; else None (repainted whole)."""
+    if (shown.style, shown.justify, shown.overflow, shown.no_wrap) != (text.style, text.justify, text.overflow,
+                                                                        text.no_wrap):
+        return None
+    old, new = shown.split("\n", allow_blank=True), text.split("\n", allow_blank=True)
+    if len(old) != len(new):
+        return None
+    out, row = [], 0
+    for a, b in zip(old, new, strict=True):
+        rows = _rows(widget, a, width)
+        if a.plain != b.plain or a.spans != b.spans:
+            if _rows(widget, b, width) != rows:
+                return None
+            out.append((row, rows))
+        row += rows
+    return out
+
+
 def update_static(widget: Static, text: Text) -> None:
     """Show `text` in `widget`, at the least cost: nothing when it is what is shown (most panes on most
-    refreshes), a repaint of the widget alone when its height stays, a layout only when its height
-    changes. A layout re-flows and repaints the whole screen: every refresh, for five panes."""
+    refreshes), the changed lines alone when its lines stay one to one (a figure moved in the Memory
+    pane: one line, not sixteen, through the widget and every container under it), a repaint of the
+    widget alone when its height stays, a layout only when its height changes. A layout re-flows and
+    repaints the whole screen: every refresh, for five panes."""
     shown: object = getattr(widget, "_triage_shown", None)
-    if isinstance(shown, Text) and shown == text:
+    if isinstance(shown, Text) and shown == text and shown.style == text.style:
         return
     widget._triage_shown = text  # type: ignore[attr-defined]
     width = widget.content_size.width
@@ -87,6 +150,11 @@ def update_static(widget: Static, text: Text) -> None:
     if _one_line(shown, width) and _one_line(text, width):  # most updates: a figure in a line that fits
         widget.update(text, layout=False)
         return
+    if isinstance(widget, RowsStatic):
+        changed = _changed_rows(widget, shown, text, width)
+        if changed is not None:
+            widget.show_rows(text, changed)
+            return
     before = _height(widget, width)
     widget.update(text, layout=False)
     if _height(widget, width) != before:

@@ -9,7 +9,7 @@ from ...model.snapshot import GpuDevice
 from ...model.unavailable import Maybe, Unavailable, is_known
 from ...render.plain_text import visible
 from .. import format as fmt
-from . import Pane, PaneScroll, View, update_static
+from . import Pane, PaneScroll, RowsStatic, View, update_static
 
 HISTORY = 12  # samples in each sparkline
 
@@ -20,7 +20,7 @@ class GpusPane(Pane):
 
     def compose(self):
         with PaneScroll(id="gpu-scroll"):
-            yield Static("waiting for the first refresh", id="gpu-body")
+            yield RowsStatic("waiting for the first refresh", id="gpu-body")
 
     @property
     def focus_target(self) -> PaneScroll:

@@ -10,7 +10,7 @@ from ...model.snapshot import MemoryReport
 from ...model.unavailable import is_known
 from ...render.plain_text import visible
 from .. import format as fmt
-from . import Pane, PaneScroll, View, update_static
+from . import Pane, PaneScroll, RowsStatic, View, update_static
 
 
 class MemoryPane(Pane):
@@ -20,7 +20,7 @@ class MemoryPane(Pane):
 
     def compose(self):
         with PaneScroll(id="mem-scroll"):
-            yield Static("waiting for the first refresh", id="mem-body")
+            yield RowsStatic("waiting for the first refresh", id="mem-body")
 
     @property
     def focus_target(self) -> PaneScroll:

@@ -10,7 +10,7 @@ from textual.widgets import Static
 from ...model.stacks import StackCapture
 from ...render.plain_text import visible
 from .. import format as fmt
-from . import Pane, PaneScroll, View, update_static
+from . import Pane, PaneScroll, RowsStatic, View, update_static
 from .waits import WaitsSection
 
 HOW_TO = ("No stack capture yet. Press s for the selected (or tagged) processes, S for the whole target "
@@ -33,7 +33,7 @@ class StacksPane(Pane):
             waits = WaitsSection("", id="waits-body")
             waits.display = False
             yield waits
-            yield Static(HOW_TO, id="stack-body")
+            yield RowsStatic(HOW_TO, id="stack-body")
 
     @property
     def focus_target(self) -> PaneScroll:

@@ -11,12 +11,11 @@ from collections.abc import Sequence
 from typing import Optional
 
 from rich.text import Text
-from textual.widgets import Static
 
 from ...model.snapshot import Snapshot
 from ...render.plain_text import visible
 from ...render.waits_text import WaitLine, wait_lines
-from . import update_static
+from . import RowsStatic, update_static
 
 MAX_LINES = 12  # the pane also holds the stack capture: the rest is in `report`
 _STYLES = {"cycle": "bold red", "hub": "yellow", "network": "yellow"}
@@ -48,7 +47,7 @@ def same_items(a: Sequence[object], b: Sequence[object]) -> bool:
     return a is b or (len(a) == len(b) and all(map(operator.is_, a, b)))  # map: no Python frame per item
 
 
-class WaitsSection(Static):
+class WaitsSection(RowsStatic):
     """The section widget; `show` repaints it only when its text changed, and works the lines out
     again only when the waits or the rows they name changed (1,000 waits: ~4 ms a refresh)."""
 

@@ -1,0 +1,100 @@
+"""What the terminal shows after partial repaints is what a full render of the screen shows.
+
+Every update the app sends is applied to an in-memory terminal (tests/ui/mirror_terminal.py) as a
+terminal applies it; after refreshes, keys and figures that move, that terminal must equal a full
+render made then from scratch, cell for cell (characters and styles). A region off by a column or a line left out
+leaves an old figure on it, and the test names the line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from conftest import fixture_incident, make_app, settle
+from mirror_terminal import mirror
+from rich.text import Text
+from textual.widget import Widget
+
+from triage_tui.demo.fixture import build_snapshots
+from triage_tui.ui.messages import MomentReady
+from triage_tui.ui.text_lines import TextLines
+
+GiB = 1024**3
+
+
+def _full(app) -> list:
+    """The screen rendered from scratch now: every widget's cached lines dropped first (so a line whose
+    cache a repaint forgot to mark is made again from what the widget holds), then a full render."""
+    for widget in app.screen.walk_children(with_self=True):
+        widget.refresh()
+    return app.screen._compositor.render_strips()
+
+
+def _with_memory(moment, **target):
+    snap = moment.snapshot
+    memory = replace(snap.memory, target=replace(snap.memory.target, **target))
+    return replace(moment, snapshot=replace(snap, memory=memory))
+
+
+async def test_the_terminal_equals_a_full_render_after_a_watch_of_partial_repaints(tmp_path, monkeypatch):
+    incident = fixture_incident(build_snapshots(40), preload=8)
+    app = make_app(incident, str(tmp_path), live=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        term = mirror(app, monkeypatch)
+        for i in range(10):  # idle-for cells, the header's times, the hypotheses' figures, memory figures move
+            moment = incident.tick()
+            if i % 3 == 1:
+                moment = _with_memory(moment, pss_sum_bytes=(400 + i) * GiB, uss_sum_bytes=(20 + i) * GiB)
+            app.post_message(MomentReady(moment))
+            await pilot.pause()
+            await pilot.press("down")
+            await pilot.pause()
+            assert term.differences(_full(app)) == [], f"after refresh {i}"
+        await pilot.press("3", "down", "6", "1")
+        await settle(pilot)
+        assert term.differences(_full(app)) == []
+    assert term.updates >= 10
+
+
+async def test_a_moved_memory_figure_repaints_its_line_alone_and_is_shown(tmp_path, monkeypatch):
+    incident = fixture_incident(build_snapshots(20), preload=8)
+    app = make_app(incident, str(tmp_path), live=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        moment = app.timeline[-1]
+        app.post_message(MomentReady(_with_memory(moment, uss_sum_bytes=30 * GiB)))
+        await settle(pilot)
+        term = mirror(app, monkeypatch)
+        body = app.query_one("#mem-body")
+        lines: list[int] = []
+        render_lines = Widget.render_lines
+
+        def counted(self, crop):
+            if self is body:
+                lines.extend(crop.line_range)
+            return render_lines(self, crop)
+
+        monkeypatch.setattr(Widget, "render_lines", counted)
+        app.post_message(MomentReady(_with_memory(moment, uss_sum_bytes=31 * GiB)))
+        await settle(pilot)
+        assert lines == [8]  # the USS line (painted once), not the pane's sixteen
+        monkeypatch.setattr(Widget, "render_lines", render_lines)
+        assert "USS sum           31G" in "\n".join(s.text for s in _full(app))
+        assert term.differences(_full(app)) == []
+
+
+async def test_a_header_figure_that_moves_in_place_reaches_the_terminal(tmp_path, monkeypatch):
+    """The header has a column of padding: the cells sent must be the figure's own, not one to the right
+    (the last cell of a styled run is the case that shows it: the run after it starts a new segment)."""
+    incident = fixture_incident(build_snapshots(20), preload=8)
+    app = make_app(incident, str(tmp_path), live=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        header = app.query_one("#header", TextLines)
+        header.show(Text.assemble("triage · last good 23:14:0", ("5", "bold"), (" · ok", "italic")))
+        await settle(pilot)
+        term = mirror(app, monkeypatch)
+        header.show(Text.assemble("triage · last good 23:14:0", ("6", "bold"), (" · ok", "italic")))
+        await settle(pilot)
+        assert term.differences(_full(app)) == []
