@@ -79,6 +79,7 @@ async def test_a_moved_memory_figure_repaints_its_line_alone_and_is_shown(tmp_pa
         app.post_message(MomentReady(_with_memory(moment, uss_sum_bytes=31 * GiB)))
         await settle(pilot)
         assert lines == [8]  # the USS line (painted once), not the pane's sixteen
+        assert "31G" in body.content.plain and "31G" in str(body.render())  # what it holds is the new text
         monkeypatch.setattr(Widget, "render_lines", render_lines)
         assert "USS sum           31G" in "\n".join(s.text for s in _full(app))
         assert term.differences(_full(app)) == []
@@ -97,4 +98,33 @@ async def test_a_header_figure_that_moves_in_place_reaches_the_terminal(tmp_path
         term = mirror(app, monkeypatch)
         header.show(Text.assemble("triage · last good 23:14:0", ("6", "bold"), (" · ok", "italic")))
         await settle(pilot)
+        assert term.differences(_full(app)) == []
+
+
+async def test_tree_lines_that_still_fit_are_shown_without_a_layout_and_more_than_fit_get_a_scrollbar(
+        tmp_path, monkeypatch):
+    from triage_tui.ui.panes.hypotheses import HypothesisTree
+
+    incident = fixture_incident(build_snapshots(20), preload=10)
+    app = make_app(incident, str(tmp_path), live=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        tree = app.query_one(HypothesisTree)
+        term = mirror(app, monkeypatch)
+        reflows = app.screen._compositor.reflow
+        counted: list[int] = []
+        monkeypatch.setattr(app.screen._compositor, "reflow", lambda *a, **k: counted.append(1) or reflows(*a, **k))
+        height = tree.scrollable_content_region.height
+        before = tree.virtual_size.height
+        node = next(n for n in tree.root.children if n.children and before + len(n.children) <= height)
+        node.expand()
+        await settle(pilot)
+        assert tree.virtual_size.height == before + len(node.children)
+        assert counted == [] and not tree.show_vertical_scrollbar  # repainted, nothing laid out
+        assert term.differences(_full(app)) == []  # the new lines are on screen
+        for other in tree.root.children:  # now more lines than the tree's height: a layout and a scrollbar
+            other.expand()
+        await settle(pilot)
+        assert tree.virtual_size.height > height
+        assert counted and tree.show_vertical_scrollbar
         assert term.differences(_full(app)) == []

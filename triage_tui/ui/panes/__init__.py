@@ -82,19 +82,29 @@ class RowsStatic(Static):
     public API only (textual renders the content again from `visual` when a region of it is dirty)."""
 
     _rows_visual: Optional[Visual] = None
+    _rows_text: Optional[Text] = None
     _rows_of: Optional[dict[tuple[str, int], int]] = None  # rows a long line takes, by its characters and width
 
     @property
     def visual(self) -> Visual:
         return self._rows_visual if self._rows_visual is not None else super().visual
 
+    @property
+    def content(self) -> VisualType:
+        return self._rows_text if self._rows_text is not None else super().content
+
+    @content.setter
+    def content(self, content: VisualType) -> None:
+        self._rows_visual = self._rows_text = None
+        Static.content.fset(self, content)  # type: ignore[attr-defined]
+
     def update(self, content: VisualType = "", *, layout: bool = True) -> None:
-        self._rows_visual = None
+        self._rows_visual = self._rows_text = None
         super().update(content, layout=layout)
 
     def show_rows(self, text: Text, rows: Sequence[tuple[int, int]]) -> None:
         """Show `text`, whose rows outside `rows` ((first, count) each) are what is shown now."""
-        self._rows_visual = visualize(self, text, markup=False)
+        self._rows_visual, self._rows_text = visualize(self, text, markup=False), text
         width = self.content_size.width
         self.refresh(*(Region(0, first, width, count) for first, count in rows))
 

@@ -12,11 +12,12 @@ import functools
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from rich.cells import cell_len
 from rich.text import Text, TextType
 from textual.binding import Binding
+from textual.geometry import Region, Size
 from textual.widgets import Tree
 
 from ...model.diagnosis import Diagnosis, Hypothesis
@@ -24,6 +25,9 @@ from ...render.plain_text import visible
 from ...render.verdict import dedupe_evidence, is_quiet, split_next_check
 from .. import format as fmt
 from . import Pane, View
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 STATUS_STYLE = {"likely": "bold red", "possible": "yellow", "unlikely": "dim", "ruled out": "dim strike"}
 
@@ -45,6 +49,27 @@ class HypothesisTree(Tree[str]):
         self._updates += 1
         self.root._reset()
         self.refresh()
+
+    # A rebuild that changes how many lines the tree shows sets its virtual size, which asks textual for a
+    # layout of the whole screen (~25-40 ms with the paint after it: most of what the app's UI thread spent
+    # in a watch's first 24 s at 2 s refresh). The tree's box is its CSS's, never its lines', so that layout
+    # moves nothing unless a scrollbar appears or goes: the sideways one never does (overflow-x hidden),
+    # and the vertical one does not when the lines fit the tree's height before and after. Then the tree
+    # is repainted alone. Both hooks are textual's public ones (a `watch_` method, `refresh`); the watcher
+    # runs just before the reactive's own refresh, and the permission is for that one refresh.
+    _repaint_only_for: Optional[Size] = None
+
+    def watch_virtual_size(self, old: Size, new: Size) -> None:
+        height = self.scrollable_content_region.height
+        fits = 0 < height and old.height <= height and new.height <= height
+        quiet = self.styles.overflow_x == "hidden" and not self.show_vertical_scrollbar
+        self._repaint_only_for = new if fits and quiet and self.is_mounted else None
+
+    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Self:
+        if layout and self._repaint_only_for is not None:
+            layout = self._repaint_only_for != self.virtual_size
+            self._repaint_only_for = None
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
 
 class HypothesesPane(Pane):
