@@ -133,20 +133,23 @@ def test_a_held_process_that_moves_on_is_read_afresh_with_its_new_wait_channel(n
         c.close()
 
 
-def test_a_held_io_file_reads_what_a_fresh_open_reads_after_the_process_did_io(napper: Napper) -> None:
-    """io is held for a process that runs again and again (processes.py): a pread of it is the kernel's text
-    now, as a fresh open reads it, not the text of when it was opened."""
+def test_held_io_and_wchan_files_read_what_a_fresh_open_reads_after_the_process_moved_on(napper: Napper) -> None:
+    """io and wchan are held for a process that runs again and again (processes.py): a pread of each is the
+    kernel's text now, as a fresh open reads it, not the text of when it was opened."""
     pid = napper.proc.pid
+    napper.settle("pipe")
     held = HeldProcFiles()
     try:
         first = held.read(pid, _starttime(pid), "io")
-        assert (pid, "io") in held.fds
-        napper.move_on()  # it reads its pipe and writes its answer: rchar, wchar, syscr, syscw move
+        asleep = held.read(pid, _starttime(pid), "wchan")
+        assert (pid, "io") in held.fds and (pid, "wchan") in held.fds and b"pipe" in asleep
+        napper.move_on()  # it reads its pipe and writes its answer (rchar, wchar, syscr, syscw move), then naps
         napper.settle("nanosleep")
         again = held.read(pid, _starttime(pid), "io")
         with open(f"/proc/{pid}/io", "rb") as f:
             fresh = f.read()
         assert held.preads == 1 and again == fresh and again != first
+        assert b"nanosleep" in held.read(pid, _starttime(pid), "wchan") and held.preads == 2
     finally:
         held.close()
 

@@ -47,11 +47,11 @@ def status_figures(stat: ProcStat, status: Optional[StatusNumbers], error: Optio
 
 
 def io_figures(base: str, before: Optional[Sample], alive: bool, carried: Optional[tuple[int, int]],
-               reads: Counter[str], held: Optional[Callable[[], bytes]] = None
+               reads: Counter[str], held: Optional[Callable[[str], bytes]] = None
                ) -> tuple[dict[str, object], Optional[int], Optional[int]]:
     """read_bytes / write_bytes from /proc/PID/io (root or the same user; ptrace-mode read).
-    `carried`: last tick's values of a process that has not run since (the read is skipped). `held`: the
-    file's bytes through a held fd (held_files.py: the kernel checks access on every read, as on an open)."""
+    `carried`: last tick's values of a process that has not run since (the read is skipped). `held`: a file's
+    bytes by name through a held fd (held_files.py: the kernel checks access on every read, as on an open)."""
     if not alive:
         gone = Unavailable("exited during this read")
         return {"read_bytes": gone, "write_bytes": gone}, None, None
@@ -62,7 +62,7 @@ def io_figures(base: str, before: Optional[Sample], alive: bool, carried: Option
     else:
         reads["io"] += 1
         try:
-            text = held().decode("ascii", "replace") if held is not None else read_text(f"{base}/io")
+            text = held("io").decode("ascii", "replace") if held is not None else read_text(f"{base}/io")
             read_bytes, write_bytes = parse_io_bytes(text)
         except OSError as exc:
             reason = unavailable_from_error(exc, "/proc/PID/io")
@@ -80,9 +80,9 @@ def io_figures(base: str, before: Optional[Sample], alive: bool, carried: Option
 
 
 def cheap_reads(pid: int, base: str, stat: ProcStat, alive: bool, carried_wchan: Optional[str],
-                reads: Counter[str]) -> dict[str, object]:
+                reads: Counter[str], held: Optional[Callable[[str], bytes]] = None) -> dict[str, object]:
     """wchan, open fd count, per-thread states: each may fail on its own. `carried_wchan`: the
-    wchan file's text last tick, for a process whose main thread has not run since."""
+    wchan file's text last tick, for a process whose main thread has not run since; `held` as io_figures'."""
     out: dict[str, object] = {}
     if not alive:
         gone = Unavailable("exited during this read")
@@ -92,7 +92,8 @@ def cheap_reads(pid: int, base: str, stat: ProcStat, alive: bool, carried_wchan:
             wchan = ""  # on a CPU as its stat line was read: the kernel's wchan says "0" for a running task
         elif carried_wchan is None:
             reads["wchan"] += 1
-            wchan = read_text(f"{base}/wchan").strip()
+            wchan = (held("wchan").decode("utf-8", "replace") if held is not None
+                     else read_text(f"{base}/wchan")).strip()
         else:
             wchan = carried_wchan
         # "0" means running, or that the kernel hides the symbol (kptr_restrict)
