@@ -19,6 +19,7 @@ taken before each round. Polling capture-pane (every 10 ms) costs a few ms, the 
 
     python3 bench/startup.py                      # BENCH_REPEATS=8 rounds
     BENCH_BEFORE=/path/to/older/checkout python3 bench/startup.py   # that code's triage too, interleaved
+    BENCH_BEFORE=/one/checkout:/another python3 bench/startup.py  # several, each labelled by its directory
 """
 
 from __future__ import annotations
@@ -64,9 +65,9 @@ def _triage(code: str, label: str) -> Tool:
 
 def tools() -> list[Tool]:
     out = [_triage(str(REPO), "")]
-    before = os.environ.get("BENCH_BEFORE")
-    if before:
-        out.append(_triage(before, " before"))
+    befores = [d for d in os.environ.get("BENCH_BEFORE", "").split(":") if d]
+    for before in befores:
+        out.append(_triage(before, f" before ({os.path.basename(before.rstrip('/'))})" if len(befores) > 1 else " before"))
     out += [
         ("", lambda demo: "htop -d 10", [("htop", lambda demo: ("Load average", "PID"))], lambda: have("htop")),
         ("", lambda demo: f"{GLANCES} -t 1", [("glances", lambda demo: ("CPU", "MEM", "PID"))],

@@ -104,3 +104,45 @@ def test_in_a_terminal_a_malformed_target_is_refused_before_the_app_with_exit_2(
     lines = [line for line in text.splitlines() if line.strip()]
     assert len(lines) == 2 and lines[0].startswith("triage: error: regex in 'name:(' does not compile")
     assert lines[1] == "TRIAGE-EXITED rc=2"
+
+
+async def test_the_app_says_it_has_started_once_its_first_moment_is_shown(tmp_path, monkeypatch):
+    import triage_tui.ui.app as ui_app
+
+    monkeypatch.setattr(ui_app, "STARTED_BY_S", 3600.0)  # only the Moment can say it here
+    calls: list[int] = []
+    incident = fixture_incident(build_snapshots(80), preload=0)
+    app = TriageApp(incident, interval=3600, export_dir=str(tmp_path), clock=incident.host.clock,
+                    started=lambda: calls.append(len(app.timeline)))
+    async with app.run_test(size=(160, 50)) as pilot:
+        for _ in range(100):  # an upper bound on the wait, not an assertion about time
+            await settle(pilot)
+            if calls:
+                break
+        assert calls == [1] and app.panes_ready  # once, with the first Moment in (commands/ ends its GC pause)
+        await pilot.press("r")
+        await settle(pilot)
+        assert len(app.timeline) == 2 and calls == [1]
+
+
+async def test_without_a_moment_the_app_says_it_has_started_after_a_while(tmp_path, monkeypatch):
+    import triage_tui.ui.app as ui_app
+
+    monkeypatch.setattr(ui_app, "STARTED_BY_S", 0.05)
+    gate = threading.Event()
+    calls: list[int] = []
+
+    def open_incident():
+        gate.wait(60)  # an opening that does not end while the test looks
+        raise OpeningFailed("no process with PID 999999999", 1)
+
+    app = TriageApp(IncidentOpening(open_incident, "this-host"), interval=3600, export_dir=str(tmp_path),
+                    started=lambda: calls.append(len(app.timeline)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(200):  # an upper bound on the wait, not an assertion about time
+            await pilot.pause(0.05)
+            if calls:
+                break
+        assert calls == [0]
+        gate.set()
+        await settle(pilot)

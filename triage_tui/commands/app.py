@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Optional
 
 from . import EXIT_FAILURE, EXIT_USAGE, fail, target_failure, usage_error
 from .early_frame import early_frame
+from .start_gc import gc_paused
 
 
 def terminal_problem() -> str:
@@ -23,12 +25,13 @@ def terminal_problem() -> str:
 
 
 def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: bool = True, auto_stacks: bool = False,
-            started_on: str = "") -> int:
+            started_on: str = "", started: Optional[Callable[[], None]] = None) -> int:
     """Open the app on `incident` until the user quits; the incident is closed on the way out.
 
     auto_stacks: capture the whole target's stacks once, by itself, when the engine observes it all idle.
     started_on: the target as typed; given, the early frame says it (host, target, interval, starting)
-    before textual is imported, and textual's first frame replaces it (#18)."""
+    before textual is imported, and textual's first frame replaces it (#18).
+    started: called once the app shows its first Moment (or has been up a few seconds without one)."""
     problem = terminal_problem()
     if problem:
         incident.close()
@@ -38,7 +41,7 @@ def run_app(incident: Any, interval: float = 2.0, theme: str = "dark", live: boo
         from ..ui.app import run_app as _run  # textual is imported only when the app is opened
 
         return _run(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks,
-                    handover=frame.handed_over if frame is not None else None)
+                    handover=frame.handed_over if frame is not None else None, started=started)
     finally:
         if frame is not None:
             frame.leave()  # the shell's screen back if textual never took the terminal (else textual did)
@@ -73,8 +76,13 @@ def run(args: argparse.Namespace) -> int:
 
     if is_job(args):
         return run_job_app(args)
-    if getattr(args, "ssh", None):  # the connection may ask for a passphrase or a host key: before the app
-        return _run_on_host(args)
+    with gc_paused() as pause:  # the collector off until the first Moment is shown (commands/start_gc.py)
+        if getattr(args, "ssh", None):  # the connection may ask for a passphrase or a host key: before the app
+            return _run_on_host(args, pause.resume)
+        return _run_here(args, pause.resume)
+
+
+def _run_here(args: argparse.Namespace, started: Callable[[], None]) -> int:
     # This machine: the app's first frame is drawn before the collectors are imported and the target is
     # resolved (#18). What is wrong as written is said first, in one line, before anything is drawn;
     # a target that finds nothing ends the app after its first frame with the same line and exit code.
@@ -102,12 +110,13 @@ def run(args: argparse.Namespace) -> int:
     incident = IncidentOpening(lambda: _open_local(args, incident.warnings), socket.gethostname())
     try:
         return run_app(incident, interval=args.interval, theme=args.theme,
-                       auto_stacks=bool(getattr(args, "auto_stacks", False)), started_on=started_on(args))
+                       auto_stacks=bool(getattr(args, "auto_stacks", False)), started_on=target_as_typed(args),
+                       started=started)
     except OpeningFailed as exc:
         return fail(exc.message, exc.code)
 
 
-def started_on(args: argparse.Namespace) -> str:
+def target_as_typed(args: argparse.Namespace) -> str:
     """The target as typed, for the early frame: the specs, or what triage does without one."""
     return " ".join(args.targets) or "no target given: picking candidates"
 
@@ -141,7 +150,7 @@ def _open_local(args: argparse.Namespace, warnings: list[str]) -> Any:
     return Incident(host, target, options, recorder=recorder)
 
 
-def _run_on_host(args: argparse.Namespace) -> int:
+def _run_on_host(args: argparse.Namespace, started: Callable[[], None]) -> int:
     """--ssh NODE: the host connected, the target resolved and the recorder opened before the app (a
     passphrase prompt or a host-key question must reach the terminal), then the app."""
     from ..host.base import CollectOptions, TargetError
@@ -168,4 +177,4 @@ def _run_on_host(args: argparse.Namespace) -> int:
         host.close()
         return fail(f"--record: {exc}")
     return run_app(Incident(host, target, options, recorder=recorder), interval=args.interval, theme=args.theme,
-                   auto_stacks=bool(getattr(args, "auto_stacks", False)), started_on=started_on(args))
+                   auto_stacks=bool(getattr(args, "auto_stacks", False)), started_on=target_as_typed(args), started=started)

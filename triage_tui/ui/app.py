@@ -45,6 +45,8 @@ if TYPE_CHECKING:  # the model's dataclasses: imported after the app's first fra
 
 __all__ = ["PANE_IDS", "TriageApp", "run_app"]
 
+STARTED_BY_S = 5.0  # `started` is called by then even if no Moment has come (a slow opening, a failed one)
+
 
 class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
     CSS_PATH = "triage.tcss"
@@ -83,8 +85,10 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
         auto_stacks: bool = False,
         export_dirs: Sequence[str] = (),
         export_dirs_of: Optional[Callable[[], Sequence[str]]] = None,
+        started: Optional[Callable[[], None]] = None,
     ) -> None:
         super().__init__()
+        self._started = started  # called once the first Moment is shown (the start's GC pause ends: commands/)
         self.auto_stacks = auto_stacks  # capture the whole target once, by itself, when it all idles
         self.incident = incident
         self.interval = interval
@@ -136,6 +140,13 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
             self.set_interval(self.interval, self.refresh_timer_fired)
             self.call_after_refresh(self.request_tick)
         self.call_after_refresh(self._mount_panes)
+        if self._started is not None:
+            self.set_timer(STARTED_BY_S, self._say_started)  # whatever happens to the first Moment
+
+    def _say_started(self) -> None:
+        started, self._started = self._started, None
+        if started is not None:
+            started()
 
     async def _mount_panes(self) -> None:
         """The real panes in place of the first frame's pane frames (with the focus and zoom asked for
@@ -179,6 +190,8 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
         for number in range(1, 7):
             self.pane(number).show(view)
         self._fit_layout()
+        if self._started is not None:
+            self.call_after_refresh(self._say_started)  # the first Moment shown: after its paint
 
     def render_verdict(self) -> None:
         """The line under the header: the engine's top cause at the moment shown, or what is missing."""
@@ -269,13 +282,14 @@ class TriageApp(RefreshLoop, LookingBack, OnDemandReads, Palette, App[None]):
 
 
 def run_app(incident: IncidentView, interval: float = 2.0, theme: str = "dark", live: bool = True, auto_stacks: bool = False,
-            handover: Optional[Callable[[], None]] = None) -> int:
+            handover: Optional[Callable[[], None]] = None, started: Optional[Callable[[], None]] = None) -> int:
     """Open the app on `incident` (a live Incident, the demo's, or a replay source) until the user quits.
 
     handover: called as textual takes the terminal (the early frame's, commands/early_frame.py: from here on
-    textual leaves the alternate screen at its exit)."""
+    textual leaves the alternate screen at its exit). started: called once the first Moment is shown, or
+    STARTED_BY_S after the app is up without one."""
     app = TriageApp(incident, interval=interval, theme=theme, live=live, auto_stacks=auto_stacks,
-                    export_dirs_of=lambda: export_directories(incident))
+                    export_dirs_of=lambda: export_directories(incident), started=started)
     try:
         if handover is not None:
             handover()
