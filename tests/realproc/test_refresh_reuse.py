@@ -6,6 +6,7 @@ its memory; the reads each tick makes are recorded by wrapping the collector's f
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -405,3 +406,47 @@ def test_a_process_on_a_cpu_shows_no_wait_channel_and_none_is_read() -> None:
         collector.close()
         spinner.kill()
         spinner.wait()
+
+
+def test_the_straight_row_of_a_process_that_ran_equals_the_general_paths(sleeper: Sleeper,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A single-threaded process put on a CPU since the last tick has its row built the straight way
+    (process_ran.py); a second collector, made to take the general path, reads the same process in the same
+    state after the same history: every figure of both rows is the same (CPU % aside: each measures over its own
+    interval), and so is what each keeps for the next tick."""
+    from triage_tui.collect import process_ran, process_samples
+
+    monkeypatch.setattr(process_ran, "MIN_CPU_WINDOW_S", 0.0)  # a CPU % over any window: no waiting here
+    monkeypatch.setattr(processes_module, "MIN_CPU_WINDOW_S", 0.0)
+    pid = sleeper.proc.pid
+    sleeper.wait_asleep()
+    straight, general = ProcessCollector(), ProcessCollector()
+    built: list[ProcessInfo] = []
+
+    def spied(*args, **kwargs):  # type: ignore[no-untyped-def]
+        row = process_ran.ran_row(*args, **kwargs)
+        if row is not None:
+            built.append(row)
+        return row
+
+    try:
+        for c in (straight, general):
+            c.collect([pid])
+        sleeper.grow()  # it runs (16 MiB written, a pipe read and write) and sleeps in read() again
+        sleeper.wait_asleep()
+        monkeypatch.setattr(processes_module, "ran_row", spied)
+        (a,) = straight.collect([pid])
+        monkeypatch.setattr(processes_module, "ran_row", lambda *args, **kwargs: None)
+        (b,) = general.collect([pid])
+        assert built == [a]  # the straight way was taken, and only by the first collector
+        names = [f.name for f in dataclasses.fields(ProcessInfo) if f.name != "cpu_percent"]
+        assert {n: getattr(a, n) for n in names} == {n: getattr(b, n) for n in names}
+        assert isinstance(a.cpu_percent, float) and isinstance(b.cpu_percent, float)
+        assert a.rss_bytes >= 16 << 20 and a.ctx_voluntary_delta >= 1  # type: ignore[operator]  # it did run
+        kept = [f.name for f in dataclasses.fields(process_samples.Sample) if f.name not in ("at", "row", "stat")]
+        sa, sb = straight._previous[pid], general._previous[pid]
+        assert {n: getattr(sa, n) for n in kept} == {n: getattr(sb, n) for n in kept}
+        assert sa.row is a and sb.row is b and sa.stat == sb.stat
+    finally:
+        straight.close()
+        general.close()

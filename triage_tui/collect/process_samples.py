@@ -45,6 +45,11 @@ class Sample:  # mutable: an unchanged process's sample is carried forward in pl
     stat: Optional[ProcStat] = None  # the /proc pass's ProcStat `row` was last built or carried with
 
 
+# CPU % is measured over at least this long: the kernel counts CPU time in clock ticks (10 ms), so
+# over the few milliseconds between a tick and a quick follow-up one (the report's last tick after a
+# slow PSS read) a ~45 % process read 0.0 % and a single thread 244 %. A shorter window keeps the
+# last figure measured over a full one and measures the next from the same start.
+MIN_CPU_WINDOW_S = 0.25
 PSS_FIELDS = ("pss_bytes", "uss_bytes", "swap_bytes", "pss_read_at")
 PSS_DEFAULTS = {f.name: f.default for f in fields(ProcessInfo) if f.name in PSS_FIELDS}
 ZERO_DELTAS = {"major_faults_delta": 0, "ctx_voluntary_delta": 0, "ctx_involuntary_delta": 0,

@@ -45,13 +45,10 @@ from .held_files import HeldProcFiles
 from .proc_table import CLOCK_TICKS, ProcTable, boot_time, read_cmdline, read_text
 from .process_figures import cheap_reads, io_figures, status_figures
 from .process_reads import exit_code_of_wait_status, exit_status_readable
-from .process_samples import PSS_DEFAULTS, ZERO_DELTAS, Sample, has_not_run, row_like, status_unchanged
+from .process_ran import ran_row
+from .process_samples import (MIN_CPU_WINDOW_S, PSS_DEFAULTS, ZERO_DELTAS, Sample, has_not_run, row_like,
+                              status_unchanged)
 
-# CPU % is measured over at least this long: the kernel counts CPU time in clock ticks (10 ms), so
-# over the few milliseconds between a tick and a quick follow-up one (the report's last tick after a
-# slow PSS read) a ~45 % process read 0.0 % and a single thread 244 %. A shorter window keeps the
-# last figure measured over a full one and measures the next from the same start.
-MIN_CPU_WINDOW_S = 0.25
 MAX_EXITED = 100  # keep the most recent disappearances so the UI can explain them
 STATUS_KEYS = frozenset({"Name", "Uid", "VmRSS", "RssAnon", "RssFile", "RssShmem", "VmSize",
                          "voluntary_ctxt_switches", "nonvoluntary_ctxt_switches", "NSpid"})
@@ -207,6 +204,10 @@ class ProcessCollector:
                 before.at = now
                 return before.row, before
         cmdline = self._cmdline(pid, stat)
+        if before is not None:  # single-threaded and put on a CPU since: read whole, the straight way
+            row = ran_row(pid, stat, before, now, cmdline, extra, run_count, self.held, self.reads)
+            if row is not None:
+                return row, before
         unchanged = status_unchanged(before, stat, ticks, run_count) and not rss_moved
         if unchanged and before is not None and now > before.at:
             row = self._unchanged_row(stat, before, now, cmdline, extra)
