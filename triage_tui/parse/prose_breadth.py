@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import re
 
+from .lazy_pattern import lazy_compile
 from .signal_lexicon import XID_DENIED, XID_NOT_LOST, Signal
 
 
 def _w(oid: str, means: str, pattern: str, source: str, flags: int = re.I) -> Signal:
-    return Signal(oid, means, re.compile(pattern, flags), source, False, False)
+    return Signal(oid, means, lazy_compile(pattern, flags), source, False, False)  # compiled when first used
 
 
 _STUCK = (r"\b(?:hangs?|hanging|hung|stuck|freez(?:es|ing)|froze|frozen|blocks?|blocked|blocking|stalls?|stalled"

@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from .lazy_pattern import lazy_compile
 from .prose_breadth import BREADTH
 from .prose_mined import MINED_SIGNALS
 from .prose_symptoms import SYMPTOMS
@@ -30,7 +31,7 @@ MAX_PARAGRAPH = 8000
 
 
 def _p(oid: str, means: str, pattern: str, source: str, stated: bool = False) -> Signal:
-    return Signal(oid, means, re.compile(pattern, re.I), source, False, stated)
+    return Signal(oid, means, lazy_compile(pattern, re.I), source, False, stated)  # compiled when first used
 
 
 # a fork named as the mechanism (os.fork(), "forks the worker", "forked child", "after fork", "got forked"), never

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .lazy_pattern import lazy_compile
 from .signal_lexicon import Signal
 
 PREFIX = "told-phrase-"
@@ -289,7 +290,7 @@ def signals(rows: Sequence[tuple[str, str, str]]) -> tuple[Signal, ...]:
         said = ", ".join(f"'{p}'" for p, _ in items[:6]) + (f" and {len(items) - 6} more" if len(items) > 6 else "")
         sources = "; ".join(dict.fromkeys(s for _, src in items for s in src.split("; ")))
         out.append(Signal(PREFIX + cause, f"words the seen cases of {cause} share ({said}; mined, fifteenth pass)",
-                          re.compile(pattern_of([p for p, _ in items]), re.I), sources, False, False))
+                          lazy_compile(pattern_of([p for p, _ in items]), re.I), sources, False, False))
     return tuple(out)
 
 

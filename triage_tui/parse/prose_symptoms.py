@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from .lazy_pattern import lazy_compile
 from .signal_lexicon import Signal
 
 MEANS = ("the symptom in the reporter's words (it stalls, hangs, is slow or shows nothing): what was seen, not why; "
@@ -24,7 +25,7 @@ MEANS = ("the symptom in the reporter's words (it stalls, hangs, is slow or show
 
 
 def _t(pattern: str, source: str) -> Signal:
-    return Signal("told-stall", MEANS, re.compile(pattern, re.I), source, False, False)
+    return Signal("told-stall", MEANS, lazy_compile(pattern, re.I), source, False, False)  # compiled when first used
 
 
 SYMPTOMS: tuple[Signal, ...] = (
