@@ -28,6 +28,9 @@ SIGNAL_ROWS: tuple[Row, ...] = (
     # Xid 8: the driver's watchdog killed a channel that stopped processing (NVIDIA's Xid catalog, RESTART_APP): a GPU
     # that hangs, not one lost (thirteenth pass; cases-12 llama-cpp-27330)
     Row("gpu-hang", "log-xid-timeout", 0.5, "the driver's watchdog killed a GPU channel that made no progress"),
+    # a GPU driver's watchdog timed out a job (amdgpu's ring timeout, CUDA's launch timeout): the same mechanism as
+    # Xid 8 told by another driver or by the CUDA runtime (sixteenth pass)
+    Row("gpu-hang", "log-gpu-job-timeout", 0.5, "the GPU driver's watchdog timed out a job the GPU never finished"),
     Row("crashed-worker", "log-segfault", 0.4),
     Row("crashed-worker", "log-peer-closed", 0.3, "the peer went away"),
     Row("crashed-worker", "log-worker-abrupt", 0.3),

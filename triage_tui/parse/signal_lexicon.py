@@ -133,6 +133,16 @@ LEXICON: tuple[Signal, ...] = (
     _s("log-xid-timeout", "an NVIDIA Xid 8: the driver's watchdog killed a GPU channel that stopped processing",
        r"\bXid" + XID_NUMBER + r"8\b", "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html (Xid 8, "
        "ROBUST_CHANNEL_FIFO_ERROR_IDLE_TIMEOUT: GPU stopped processing)"),
+    # a GPU driver's watchdog that timed out a job the GPU never finished, as each driver prints it: amdgpu's
+    # amdgpu_job_timedout ("ring gfx_0.0.0 timeout, signaled seq=159760, emitted seq=159762": the fence the ring
+    # emitted last was never signalled) and CUDA's cudaErrorLaunchTimeout (error 6, "the launch timed out and was
+    # terminated"). A hung GPU, not a lost one: the driver resets it (sixteenth pass; cases-15 rocm-1724, rocdecode-429,
+    # cases-14 pytorch-10853)
+    _s("log-gpu-job-timeout", "a GPU driver's watchdog timed out a job the GPU never finished",
+       r"\bring [A-Za-z0-9_.]{1,32} timeout, signaled seq=|\bamdgpu_job_timedout\b"
+       r"|\bthe launch timed out and was terminated\b|\bcudaErrorLaunchTimeout\b|\bCUDA_ERROR_LAUNCH_TIMEOUT\b",
+       "https://github.com/ROCm/legacy-rocm-build/issues/1724; https://github.com/ROCm/rocDecode/issues/429; "
+       "https://github.com/pytorch/pytorch/issues/10853"),
     _s("log-hung-task", "a hung-task warning: a task in D state over 120 s",
        r"blocked for more than \d{1,6} seconds|hung_task_timeout_secs", "https://github.com/openzfs/zfs/issues/2954"),
     # --- locks, compile, load (gdb's py-bt prints "Waiting for a lock (e.g. GIL)" and "<built-in method acquire of
