@@ -101,3 +101,16 @@ def test_the_selection_report_reads_only_the_seen_sets_and_switches_its_items_of
     with selection.switched_off((cuda,)):
         assert "log-gpu-job-timeout" in _ids(line) and "log-gpu-job-timeout" not in _ids(CUDA_LAUNCH.splitlines()[0])
     assert "log-gpu-job-timeout" in _ids(line)
+
+
+def test_progress_stopped_at_a_percentage_is_the_symptom_told_and_ranks_nothing() -> None:
+    # https://github.com/Linketic/CityGaussian/issues/106 (cases-15), the reporter's spelling: the last seen file that
+    # read nothing now has its piece used as the symptom told
+    text = ("Program stoped at 34% in last epoch after validate finished when i'm training "
+            "citygsv2_mc_aerial_coarse_sh2.yaml . Cpu and cuda don't work! \n")
+    result = diagnose_text(text)
+    assert any(p.used and "told-stall" in p.used_as for p in result.parts)
+    assert _causes(text) == []
+    for line in ("the download stopped at 99.5 % and never resumed", "training halted at 70%"):
+        assert any(p.used for p in diagnose_text(line + "\n").parts), line
+    assert not any(p.used for p in diagnose_text("the bus stopped at 5 pm\n").parts)

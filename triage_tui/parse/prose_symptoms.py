@@ -47,6 +47,9 @@ SYMPTOMS: tuple[Signal, ...] = (
        "https://github.com/MIC-DKFZ/nnUNet/issues/239; https://github.com/Yusufma03/pfrnns/issues/8; "
        "https://github.com/theislab/scarches/issues/100; "
        "https://github.com/homelab-00/TranscriptionSuite/issues/207"),
+    # progress that stopped at a percentage: "Program stoped at 34% in last epoch" (the reporter's spelling too)
+    _t(r"\b(?:stop(?:p?ed|s)?|halt(?:ed|s)?|paused?) at \d{1,3}(?:\.\d{1,2})? ?%",
+       "https://github.com/Linketic/CityGaussian/issues/106"),
     # nothing shown: "no meaningful download progress is displayed", "the training progress is not shown"
     _t(r"\bno (?:meaningful |visible |more |further |new )?(?:[a-z]{1,20} )?(?:output|progress|response|logs?|feedback)\b"
        r"|\b(?:progress|output|logs?)(?: bar)? (?:is |are )?(?:not|never) (?:shown|displayed|printed|updated|appearing)\b",
