@@ -63,9 +63,14 @@ class PaneScroll(VerticalScroll):
     ]
 
 
+def _height_of(visual: Visual, widget: Static, width: int) -> int:
+    """Lines `visual` takes at `width` in `widget`, measured as textual measures it for a layout."""
+    return visual.get_height(widget.styles, width)  # type: ignore[arg-type]  # textual itself passes styles here
+
+
 def _height(widget: Static, width: int) -> int:
     """Lines the widget's content takes at `width`, measured as textual measures it for a layout."""
-    return widget.visual.get_height(widget.styles, width)  # type: ignore[arg-type]  # textual itself passes styles here
+    return _height_of(widget.visual, widget, width)
 
 
 def _one_line(text: Text, width: int) -> bool:
@@ -119,7 +124,7 @@ def _rows(widget: RowsStatic, line: Text, width: int) -> int:
         widget._rows_of = {}
     cache, key = widget._rows_of, (line.plain, width)
     if key not in cache:
-        cache[key] = visualize(widget, line, markup=False).get_height(widget.styles, width)  # type: ignore[arg-type]
+        cache[key] = _height_of(visualize(widget, line, markup=False), widget, width)
     return cache[key]
 
 
