@@ -20,12 +20,14 @@ taken before each round. Polling capture-pane (every 10 ms) costs a few ms, the 
     python3 bench/startup.py                      # BENCH_REPEATS=8 rounds
     BENCH_BEFORE=/path/to/older/checkout python3 bench/startup.py   # that code's triage too, interleaved
     BENCH_BEFORE=/one/checkout:/another python3 bench/startup.py  # several, each labelled by its directory
+    BENCH_PLAIN=0 python3 bench/startup.py   # without the row on a Python without this environment's .pth files
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import sysconfig
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -63,8 +65,26 @@ def _triage(code: str, label: str) -> Tool:
     return (code, command, frames, lambda: True)
 
 
+def _triage_plain(code: str) -> Tool:
+    """triage on a Python without this environment's .pth files (an editable install's finder, the sandbox's
+    certifi hook: ~30 ms of `site` here, which an installed triage on a plain Python does not pay): started
+    with -S, site-packages put on sys.path by hand (site's own few ms are not paid either)."""
+    code_tool = _triage(code, " (python -S: no .pth files)")
+    site_packages = sysconfig.get_paths()["purelib"]
+    plain = (f"{sys.executable} -S -c \"import runpy, sys; sys.path[:0] = ['', '{site_packages}']; "
+             "runpy.run_module('triage_tui', run_name='__main__', alter_sys=True)\" ")
+
+    def command(demo: DemoInfo) -> str:
+        return plain + (f"{demo.launcher_pid} --log {demo.log_path} --port {demo.port} "
+                        "--interval 1 --no-record --no-auto-stacks")
+
+    return (code, command, code_tool[2], code_tool[3])
+
+
 def tools() -> list[Tool]:
     out = [_triage(str(REPO), "")]
+    if os.environ.get("BENCH_PLAIN", "1") == "1":
+        out.append(_triage_plain(str(REPO)))
     befores = [d for d in os.environ.get("BENCH_BEFORE", "").split(":") if d]
     for before in befores:
         out.append(_triage(before, f" before ({os.path.basename(before.rstrip('/'))})" if len(befores) > 1 else " before"))
