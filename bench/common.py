@@ -152,21 +152,24 @@ def peak_rss_bytes(pids: Sequence[int]) -> int:
 class TmuxPane:
     """A detached tmux session running one command at a fixed size."""
 
-    def __init__(self, name: str, command: str, width: int = 200, height: int = 50, env: dict[str, str] | None = None):
+    def __init__(self, name: str, command: str, width: int = 200, height: int = 50, env: dict[str, str] | None = None,
+                 socket: str | None = None):
         self.name = name
+        # socket: a tmux server of its own (`-L`), which no other user's `tmux kill-server` ends mid-run
+        self.tmux = ["tmux", "-L", socket] if socket else ["tmux"]
         env_args: list[str] = []
         for k, v in (env or {}).items():
             env_args += ["-e", f"{k}={v}"]
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        subprocess.run([*self.tmux, "kill-session", "-t", name], capture_output=True)
         subprocess.run(
-            ["tmux", "new-session", "-d", "-s", name, "-x", str(width), "-y", str(height), *env_args, command],
+            [*self.tmux, "new-session", "-d", "-s", name, "-x", str(width), "-y", str(height), *env_args, command],
             check=True,
         )
-        out = subprocess.run(["tmux", "list-panes", "-t", name, "-F", "#{pane_pid}"], capture_output=True, text=True)
+        out = subprocess.run([*self.tmux, "list-panes", "-t", name, "-F", "#{pane_pid}"], capture_output=True, text=True)
         self.pid = int(out.stdout.split()[0])
 
     def capture(self) -> str:
-        out = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
+        out = subprocess.run([*self.tmux, "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
         return out.stdout
 
     def wait_for(self, markers: Sequence[str], limit_s: float = 30.0, poll_s: float = 0.01) -> float:
@@ -181,7 +184,7 @@ class TmuxPane:
 
     def close(self) -> None:
         pids = tree_of(self.pid)
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+        subprocess.run([*self.tmux, "kill-session", "-t", self.name], capture_output=True)
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)

@@ -115,7 +115,7 @@ def run(repeats: int) -> dict[str, dict[str, list[tuple[float, float]]]]:
                 command = (f"unset PYTHONDONTWRITEBYTECODE; cd {code} && date +%s.%N > {stamp}; MARKS={marks} exec "
                            f"{sys.executable} {wrapper} {d.launcher_pid} --log {d.log_path} --port {d.port} "
                            "--interval 1 --no-record --no-auto-stacks")
-                pane = TmuxPane(f"bench-phases-{os.getpid()}-{i}-{k}", command)
+                pane = TmuxPane(f"bench-phases-{os.getpid()}-{i}-{k}", command, socket=f"bench-phases-{os.getpid()}")
                 try:
                     start = time.time()
                     while not os.path.exists(marks) and time.time() - start < 60:

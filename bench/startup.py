@@ -5,7 +5,8 @@ that shows that frame's markers (one start times all of a tool's frames, in orde
 
 - **from exec**: the pane's command takes a timestamp (`date +%s.%N`) just before it execs the tool, so
   this is what a user who has a terminal open sees: the tool's own start-up, not tmux's;
-- **from tmux**: from the `tmux new-session` call (the pane's own start-up in it: a new session, a shell);
+- **from tmux**: from the `tmux new-session` call (the pane's own start-up in it: a tmux server of the
+  benchmark's own, `-L`, so that no other user's `tmux kill-server` ends a run; a new session, a shell);
 - **CPU**: the tool's utime+stime (`/proc/PID/stat`, 10 ms ticks) when the frame was seen.
 
 For triage three frames: the early frame (commands/early_frame.py: the header line and "starting the
@@ -116,7 +117,8 @@ def start_once(code: str, command: str, frames: Sequence[tuple[str, Sequence[str
     cd = f"cd {code} && " if code else ""
     seen: dict[str, dict[str, float]] = {}
     t0 = time.time()
-    pane = TmuxPane(f"bench-start-{os.getpid()}-{tag}", STAMPED.format(cd=cd, stamp=stamp, command=command))
+    pane = TmuxPane(f"bench-start-{os.getpid()}-{tag}", STAMPED.format(cd=cd, stamp=stamp, command=command),
+                    socket=f"bench-start-{os.getpid()}")
     try:
         last = frames[-1][0]
         while last not in seen and time.time() - t0 < limit_s:
