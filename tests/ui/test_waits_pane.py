@@ -68,3 +68,9 @@ async def test_the_waits_section_works_its_lines_out_again_only_when_waits_or_ro
         renamed = (dataclasses.replace(rows[0], name="renamed"),)
         section.show(dataclasses.replace(first, taken_at=3.0, processes=renamed))
         assert len(calls) == 2 and "PID 7 (renamed)" in str(section.render())
+        repssed = (dataclasses.replace(renamed[0], pss_bytes=123456),)  # a new row, the same process and name
+        section.show(dataclasses.replace(first, taken_at=4.0, processes=repssed))
+        assert len(calls) == 2 and "PID 7 (renamed)" in str(section.render())
+        gone = (dataclasses.replace(repssed[0], exited=True),)  # what the lines read moved: made again
+        section.show(dataclasses.replace(first, taken_at=5.0, processes=gone))
+        assert len(calls) == 3 and "PID 7" not in str(section.render())

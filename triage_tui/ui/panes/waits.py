@@ -12,7 +12,7 @@ from typing import Optional
 
 from rich.text import Text
 
-from ...model.snapshot import Snapshot
+from ...model.snapshot import ProcessInfo, Snapshot
 from ...render.plain_text import visible
 from ...render.waits_text import WaitLine, wait_lines
 from . import RowsStatic, update_static
@@ -47,18 +47,29 @@ def same_items(a: Sequence[object], b: Sequence[object]) -> bool:
     return a is b or (len(a) == len(b) and all(map(operator.is_, a, b)))  # map: no Python frame per item
 
 
+def _what_lines_read(rows: Sequence[ProcessInfo]) -> list[tuple[int, str, bool]]:
+    """What `wait_lines` reads of the rows (the tree's order, each one's PID, name and whether it exited;
+    the wait graph reads the live PIDs): a row made again for a new PSS figure or CPU time changes none."""
+    return [(p.pid, p.name, p.exited) for p in rows]
+
+
 class WaitsSection(RowsStatic):
     """The section widget; `show` repaints it only when its text changed, and works the lines out
-    again only when the waits or the rows they name changed (1,000 waits: ~4 ms a refresh)."""
+    again only when the waits changed or the rows changed in what the lines read (1,000 waits: ~4 ms;
+    in a watch's first minute the PSS figures arriving make hundreds of rows new a refresh, each the
+    same process under the same name)."""
 
     _lines: Optional[list[WaitLine]] = None
     _inputs: tuple[Sequence[object], Sequence[object]] = ((), ())
+    _read: Optional[list[tuple[int, str, bool]]] = None  # _what_lines_read of the rows the lines were made from
 
     def show(self, snapshot: Snapshot) -> None:
         waits, rows = self._inputs
-        if self._lines is None or not (same_items(waits, snapshot.waits) and same_items(rows, snapshot.processes)):
-            self._lines = wait_lines(snapshot)
-            self._inputs = (snapshot.waits, snapshot.processes)
+        if self._lines is None or not same_items(waits, snapshot.waits) or not same_items(rows, snapshot.processes):
+            read = _what_lines_read(snapshot.processes)
+            if self._lines is None or not same_items(waits, snapshot.waits) or read != self._read:
+                self._lines = wait_lines(snapshot)
+            self._inputs, self._read = (snapshot.waits, snapshot.processes), read
         text = render_waits(snapshot, self._lines)
         self.display = bool(text.plain)
         update_static(self, text)
