@@ -128,3 +128,35 @@ async def test_tree_lines_that_still_fit_are_shown_without_a_layout_and_more_tha
         assert tree.virtual_size.height > height
         assert counted and tree.show_vertical_scrollbar
         assert term.differences(_full(app)) == []
+
+
+async def test_a_new_theme_is_painted_in_the_table_and_the_tree(tmp_path, monkeypatch):
+    """The process table and the tree read their rich style once per paint (ui/style_per_paint.py), and the
+    table keeps the rows it made: a theme chosen between two paints is what the next paint shows."""
+    from textual.dom import DOMNode
+
+    from triage_tui.ui.panes.hypotheses import HypothesisTree
+    from triage_tui.ui.panes.process_table import ProcessTable
+
+    def colours(term, widget) -> set[str]:
+        region = widget.content_region
+        return {style.color.triplet.hex for row in term.cells[region.y:region.bottom]
+                for char, style in row[region.x:region.right] if char.strip() and style.color and style.color.triplet}
+
+    incident = fixture_incident(build_snapshots(20), preload=8)
+    app = make_app(incident, str(tmp_path), live=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        term = mirror(app, monkeypatch)
+        widgets = (app.query_one(ProcessTable), app.query_one(HypothesisTree))
+        for widget in widgets:  # outside a paint the style is textual's own
+            assert widget.rich_style == DOMNode.rich_style.fget(widget)  # type: ignore[attr-defined]
+        before = [colours(term, w) for w in widgets]
+        app.theme = "textual-light"
+        await settle(pilot)
+        await pilot.pause()
+        after = [colours(term, w) for w in widgets]
+        assert all(a != b for a, b in zip(after, before, strict=True))
+        assert term.differences(_full(app)) == []
+        for widget in widgets:  # the style held for a paint is let go after it
+            assert widget.rich_style == DOMNode.rich_style.fget(widget)  # type: ignore[attr-defined]

@@ -24,6 +24,7 @@ from ...model.diagnosis import Diagnosis, Hypothesis
 from ...render.plain_text import visible
 from ...render.verdict import dedupe_evidence, is_quiet, split_next_check
 from .. import format as fmt
+from ..style_per_paint import StylePerPaint
 from . import Pane, View
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 STATUS_STYLE = {"likely": "bold red", "possible": "yellow", "unlikely": "dim", "ruled out": "dim strike"}
 
 
-class HypothesisTree(Tree[str]):
+class HypothesisTree(StylePerPaint, Tree[str]):
     BINDINGS = [
         Binding("j", "cursor_down", "down", show=False),
         Binding("k", "cursor_up", "up", show=False),

@@ -26,6 +26,8 @@ from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ..style_per_paint import StylePerPaint
+
 # the width of each column's text (its figures' widest form: 4194304, 100.0%, 12m05s, 1023M)
 COLUMN_WIDTHS = {"PID": 7, "St": 6, "CPU%": 6, "CPU time": 8, "idle": 5, "thr R/all": 9, "RSS": 5, "PSS": 5}
 # the columns as wide as their widest text (told by the pane when its rows change), shrunk to this least
@@ -49,7 +51,7 @@ def _cell_key(value: object) -> object:
     return str(value)
 
 
-class ProcessTable(ScrollView, can_focus=True):
+class ProcessTable(StylePerPaint, ScrollView, can_focus=True):
     """Rows of fixed-width columns under a header line that stays; a row cursor (up/down, j/k, page keys)."""
 
     DEFAULT_CSS = """
@@ -211,7 +213,7 @@ class ProcessTable(ScrollView, can_focus=True):
             cells = self._cells_at(index)
             self._painted[y] = (key, cells)
             cursor = index == self.cursor_row
-            seen = (tuple(cells), cursor, cursor and self.has_focus, self._widths)
+            seen = (tuple(cells), cursor, cursor and self.has_focus, self._widths, base)  # base: a new theme, a style
             cached = self._strips.get(key)
             if cached is not None and cached[0] == seen:
                 strip = cached[1]
