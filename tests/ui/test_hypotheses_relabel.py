@@ -86,3 +86,29 @@ async def test_a_new_row_under_a_collapsed_hypothesis_rebuilds_the_tree_without_
         await pilot.pause()
         await pilot.pause()
         assert "a row that was not there before" in screen_text(app)
+
+
+async def test_a_folded_hypothesis_that_changes_is_shown_under_n_more(tmp_path):
+    """The "N more" node is kept while the folded hypotheses are the same objects; one that changes is
+    shown changed (and the node is the kept one again when nothing moved)."""
+    from triage_tui.ui.panes.hypotheses import FOLDED, folds
+
+    incident = fixture_incident(build_snapshots(20), preload=10)
+    app = make_app(incident, str(tmp_path), live=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(HypothesesPane)
+        tree = app.query_one(HypothesisTree)
+        moment = app.shown_moment()
+        hypotheses = moment.diagnosis.hypotheses
+        index = next(i for i, h in enumerate(hypotheses) if folds(h))
+        changed = dataclasses.replace(hypotheses[index], title="a title that was not there before")
+        diagnosis = dataclasses.replace(moment.diagnosis, hypotheses=(*hypotheses[:index], changed, *hypotheses[index + 1:]))
+        pane.show(View(dataclasses.replace(moment, diagnosis=diagnosis), (moment,), app.changelog))
+        await pilot.pause()
+        folded = next(n for n in tree.root.children if n.data == FOLDED)
+        assert any("a title that was not there before" in str(leaf.label) for leaf in folded.children)
+        pane.show(View(moment, (moment,), app.changelog))
+        await pilot.pause()
+        folded = next(n for n in tree.root.children if n.data == FOLDED)
+        assert not any("a title that was not there before" in str(leaf.label) for leaf in folded.children)

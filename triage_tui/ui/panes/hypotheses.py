@@ -9,6 +9,7 @@ at the pane's width (no line is cut, nothing scrolls sideways).
 from __future__ import annotations
 
 import functools
+import operator
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -120,6 +121,8 @@ class HypothesesPane(Pane):
             # Same nodes, some labels changed (an evidence figure that ticks): relabel those lines.
             # Rebuilding the tree would lay out (re-flow and repaint) the whole screen every refresh.
             for node, new, old in zip(tree.root.children, spec, self._spec, strict=True):
+                if new is old:  # the same hypothesis, kept by _node: nothing in it moved
+                    continue
                 if not _same(new.label, old.label):
                     node.set_label(new.label)
                 for leaf, a, b in zip(node.children, new.leaves, old.leaves, strict=True):
@@ -173,8 +176,8 @@ def _relabels(old: list[NodeSpec], new: list[NodeSpec], width: int = 0) -> bool:
     if [(n.data, n.is_leaf, len(n.leaves)) for n in old] != [(n.data, n.is_leaf, len(n.leaves)) for n in new]:
         return False
     node_room, leaf_room = width - NODE_INDENT, width - LEAF_INDENT
-    return all(_width(n.label) <= max(_width(o.label), node_room)
-               and all(_width(a) <= max(_width(b), leaf_room) for a, b in zip(n.leaves, o.leaves, strict=True))
+    return all(n is o or (_width(n.label) <= max(_width(o.label), node_room)
+                          and all(_width(a) <= max(_width(b), leaf_room) for a, b in zip(n.leaves, o.leaves, strict=True)))
                for o, n in zip(old, new, strict=True))
 
 
@@ -250,13 +253,7 @@ def _spec(diagnosis: Diagnosis, changelog: Sequence[str], width: int = 76) -> li
         for rank, h in enumerate(shown, 1):
             spec.append(_node(rank, h, width))
         if folded:
-            leaves = []
-            for h in folded:
-                why = f" — {h.against[0]}" if h.status == "ruled out" and h.against else ""
-                leaves += _wrapped(f"{h.status}: {h.title}{why}", leaf_width, "dim")
-            kinds = " / ".join(k for k, hit in (("unlikely", any(h.status == "unlikely" for h in folded)),
-                                                ("ruled out", any(h.status == "ruled out" for h in folded))) if hit)
-            spec.append(NodeSpec(Text(f"{len(folded)} more ({kinds})", style="dim"), FOLDED, False, tuple(leaves)))
+            spec.append(_folded_node(tuple(folded), leaf_width))
     elif not diagnosis.observations:
         spec.append(NodeSpec(Text("no hypotheses and no observations yet", style="dim"), is_leaf=True))
     else:
@@ -270,6 +267,28 @@ def _spec(diagnosis: Diagnosis, changelog: Sequence[str], width: int = 76) -> li
             leaves += _wrapped(line, leaf_width, "")
         spec.append(NodeSpec(Text("changelog", style="bold"), "changelog", False, tuple(leaves)))
     return spec
+
+
+_FOLDED_KEPT: list[tuple[tuple[Hypothesis, ...], int, NodeSpec]] = []  # the last "N more" node made
+
+
+def _folded_node(folded: tuple[Hypothesis, ...], leaf_width: int) -> NodeSpec:
+    """The "N more" node of the hypotheses folded under it; the last one made is kept while they are the
+    same objects (the engine hands on an unchanged hypothesis as last tick's object: ~15 of them a
+    refresh, each line formatted and looked up again before)."""
+    if _FOLDED_KEPT:
+        kept, width, node = _FOLDED_KEPT[0]
+        if width == leaf_width and len(kept) == len(folded) and all(map(operator.is_, kept, folded)):
+            return node
+    leaves: list[TextType] = []
+    for h in folded:
+        why = f" — {h.against[0]}" if h.status == "ruled out" and h.against else ""
+        leaves += _wrapped(f"{h.status}: {h.title}{why}", leaf_width, "dim")
+    kinds = " / ".join(k for k, hit in (("unlikely", any(h.status == "unlikely" for h in folded)),
+                                        ("ruled out", any(h.status == "ruled out" for h in folded))) if hit)
+    node = NodeSpec(Text(f"{len(folded)} more ({kinds})", style="dim"), FOLDED, False, tuple(leaves))
+    _FOLDED_KEPT[:] = [(folded, leaf_width, node)]
+    return node
 
 
 @functools.lru_cache(maxsize=64)
