@@ -365,7 +365,11 @@ async def test_a_blocked_refresh_shows_as_slow_and_the_panes_keep_the_last_data(
     try:
         async with app.run_test(size=(160, 50)) as pilot:
             await pilot.pause()
-            assert app.collecting_since is not None
+            for _ in range(100):  # the real panes are mounted after the first frame (later under load)
+                if app.panes_ready:
+                    break
+                await pilot.pause()
+            assert app.collecting_since is not None and app.panes_ready
             now[0] += 30  # the UI's clock moves on while the source hangs
             app.refresh_timer_fired()  # a second refresh is not stacked on the hung one
             header = str(app.query_one("#header").render())
