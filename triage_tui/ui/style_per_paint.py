@@ -10,16 +10,23 @@ Outside a paint `rich_style` is textual's own.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from rich.style import Style
 from textual.geometry import Region
 from textual.strip import Strip
 
+if TYPE_CHECKING:  # a mixin of a textual Widget: checked as one
+    from textual.widget import Widget
+
+    _WidgetBase = Widget
+else:
+    _WidgetBase = object
+
 __all__ = ["StylePerPaint"]
 
 
-class StylePerPaint:
+class StylePerPaint(_WidgetBase):
     """Mixin for a textual Widget that renders through `render_line` (put it before the widget class)."""
 
     _style_in_paint: Optional[Style] = None
@@ -27,15 +34,14 @@ class StylePerPaint:
     @property
     def rich_style(self) -> Style:
         held = self._style_in_paint
-        return held if held is not None else super().rich_style  # type: ignore[misc]
+        return held if held is not None else super().rich_style
 
     def render_lines(self, crop: Region) -> list[Strip]:
         outer = self._style_in_paint is not None  # re-entered (a widget painting inside its own paint): keep it
         if not outer:
-            self._style_in_paint = super().rich_style  # type: ignore[misc]
+            self._style_in_paint = super().rich_style
         try:
-            lines: list[Strip] = super().render_lines(crop)  # type: ignore[misc]
-            return lines
+            return super().render_lines(crop)
         finally:
             if not outer:
                 self._style_in_paint = None

@@ -100,8 +100,7 @@ class RowsStatic(Static):
 
     @content.setter
     def content(self, content: VisualType) -> None:
-        self._rows_visual = self._rows_text = None
-        Static.content.fset(self, content)  # type: ignore[attr-defined]
+        self.update(content)  # what textual's setter does (a new visual, laid out)
 
     def update(self, content: VisualType = "", *, layout: bool = True) -> None:
         self._rows_visual = self._rows_text = None
