@@ -68,7 +68,7 @@ def test_every_tick_equals_a_full_computation_on_a_real_changing_tree() -> None:
                 shared += sum(1 for p in snapshot.processes if before.get(p.pid) is p)
                 changed += sum(1 for p in snapshot.processes if before.get(p.pid) is not p)
             diagnosis = engine.update(snapshot)
-            roles._last_replacements = ((), ())  # from scratch: nothing kept from the last call
+            roles._last_replacements = roles._last_shape = ((), ())  # from scratch: nothing kept from the last call
             roles._blanked.cache_clear()
             same_rows.forget()
             history = list(engine.history)

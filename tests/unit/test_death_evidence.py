@@ -217,3 +217,20 @@ def test_a_pool_recycling_its_workers_while_the_job_progresses_is_healthy_not_cr
     assert crashed.status in ("unlikely", "ruled out"), [(e.observation, e.weight) for e in crashed.evidence]
     # a late worker explained by the recycling adds nothing to the crash (a wait on a retired peer can add 0.3)
     assert sum(e.weight for e in crashed.evidence if e.observation == "worker-replaced") <= 0.0
+
+
+def test_new_rows_with_the_same_parents_commands_states_and_starts_give_the_same_replacements() -> None:
+    """A tree whose every process changes its figures every tick hands on new row objects every tick: the answer
+    is kept while every field it reads is the same (the same object), and worked out again when one moves."""
+    import dataclasses
+
+    base = T0 - 600.0
+    rows = _pool(base, base, base + 0.01, base + 0.12)
+    first = replacements(rows)
+    busier = [dataclasses.replace(p, cpu_time_s=99.0, ctx_voluntary=1234, rss_bytes=1 << 30) for p in rows]
+    assert replacements(busier) is first  # new objects, only figures moved
+    later = [dataclasses.replace(p, start_time=base + 0.02) if p.pid == 104 else p for p in busier]
+    assert replacements(later) == ()  # the late one's start moved into the burst: worked out again
+    gone = [dataclasses.replace(p, state="Z") if p.pid == 104 else p for p in busier]
+    assert replacements(gone) == ()  # a zombie is no live peer
+    assert replacements(busier) == first and replacements(busier) is not first  # and back: worked out again

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from operator import is_
+from operator import attrgetter, is_
 
 from ..model.snapshot import ProcessInfo
 
@@ -95,6 +95,10 @@ def _blanked(cmdline: tuple[str, ...]) -> str:
 # The last answer and the rows it was worked out from (held, so that their identities stay theirs): the engine
 # asks twice a tick, and a quiet tree hands on the same row objects tick after tick.
 _last_replacements: tuple[tuple[ProcessInfo, ...], tuple["Replacement", ...]] = ((), ())
+# Every field _replacements reads of a row: rows that are new objects with these the same (a tree whose every
+# process changes its figures every tick, none its parent, command line, state or start) give the same answer
+_SHAPE = attrgetter("pid", "ppid", "name", "cmdline", "state", "exited", "start_time", "reaped_children_cpu_s")
+_last_shape: tuple[tuple[tuple[object, ...], ...], tuple["Replacement", ...]] = ((), ())
 
 
 def replacements(procs: Sequence[ProcessInfo]) -> tuple[Replacement, ...]:
@@ -103,12 +107,17 @@ def replacements(procs: Sequence[ProcessInfo]) -> tuple[Replacement, ...]:
     a parent that has reaped some child: its cutime + cstime is above 0, or unknown).
 
     A pure function of the rows: the same row objects as the last call give the last answer."""
-    global _last_replacements
+    global _last_replacements, _last_shape
     rows = tuple(procs)
     last_rows, last_answer = _last_replacements
     if rows and len(rows) == len(last_rows) and all(map(is_, rows, last_rows)):
         return last_answer
-    answer = _replacements(rows)
+    shape = tuple(map(_SHAPE, rows))
+    if rows and shape == _last_shape[0]:
+        answer = _last_shape[1]  # new row objects, the same fields read: the same answer
+    else:
+        answer = _replacements(rows)
+        _last_shape = (shape, answer)
     _last_replacements = (rows, answer)
     return answer
 
