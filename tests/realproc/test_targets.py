@@ -149,3 +149,31 @@ def test_a_thread_id_is_refused_with_its_process() -> None:
     finally:
         release.set()
         worker.join()
+
+
+def test_pids_alone_are_resolved_without_a_pass_over_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """#18: the app's opening resolves `triage PID` from /proc/PID itself; the answers are the same."""
+    import threading
+
+    import triage_tui.collect.targets as targets
+
+    def no_pass(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a pass over every process to resolve PIDs")
+
+    monkeypatch.setattr(targets, "read_proc_table", no_pass)
+    me = os.getpid()
+    assert [r.pid for r in resolve_targets([str(me), str(os.getppid())]).roots] == [me, os.getppid()]
+    dead = _dead_pid()
+    with pytest.raises(TargetError, match=f"no process with PID {dead}"):
+        resolve_targets([str(dead)])
+    release = threading.Event()
+    worker = threading.Thread(target=release.wait)
+    worker.start()
+    try:
+        with pytest.raises(TargetError, match=f"is a thread of PID {me}, not a process"):
+            resolve_targets([str(worker.native_id)])
+    finally:
+        release.set()
+        worker.join()
+    with pytest.raises(AssertionError, match="a pass over every process"):  # a name still looks at them all
+        resolve_targets([str(me), "name:python"])

@@ -140,6 +140,13 @@ def _auto_pick(table: ProcTable, excluded: set[int], gpu_pids: Sequence[int]) ->
     return roots
 
 
+def _pids_only(specs: Sequence[str]) -> bool:
+    try:
+        return bool(specs) and all(read_target_spec(spec)[0] == "pid" for spec in specs)
+    except TargetError:  # a malformed spec: resolve_targets raises it with its one line
+        return False
+
+
 def resolve_targets(
     specs: Sequence[str],
     port: Optional[int] = None,
@@ -151,6 +158,10 @@ def resolve_targets(
     No specs: with `port`, the process behind that port; else candidates (GPU holders, then the
     trees using most memory and most CPU), with `auto_picked=True` and the reason in each root.
     """
+    if table is None and _pids_only(specs):
+        # PIDs alone are each checked in /proc itself: no pass over the machine's every process (~20 ms a
+        # thousand processes), which the app's opening paid before every pane held data (#18)
+        table = ProcTable()
     table = table if table is not None else read_proc_table()
     excluded = _own_lineage(table)
     roots: list[TargetRoot] = []
