@@ -19,6 +19,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import closing
 
 from common import REPO, TmuxPane, load_line
 
@@ -103,7 +104,10 @@ def run(repeats: int) -> dict[str, dict[str, list[tuple[float, float]]]]:
     trees = [("after", str(REPO))] + [(f"before ({os.path.basename(d.rstrip('/'))})", d)
                                       for d in os.environ.get("BENCH_BEFORE", "").split(":") if d]
     out: dict[str, dict[str, list[tuple[float, float]]]] = {label: {} for label, _ in trees}
-    with DemoIncident(workers=8, weights_mb=16) as demo, tempfile.TemporaryDirectory(prefix="bench-phases-") as work:
+    # a session kept for the whole run: the benchmark's own tmux server stays up between starts (a server
+    # exiting with its last session races the next start's new-session: "server exited unexpectedly")
+    with closing(TmuxPane("keeper", "sleep 86400", socket=f"bench-phases-{os.getpid()}")), \
+            DemoIncident(workers=8, weights_mb=16) as demo, tempfile.TemporaryDirectory(prefix="bench-phases-") as work:
         d = demo.info
         assert d is not None
         wrapper = os.path.join(work, "wrapper.py")

@@ -5,8 +5,9 @@ that shows that frame's markers (one start times all of a tool's frames, in orde
 
 - **from exec**: the pane's command takes a timestamp (`date +%s.%N`) just before it execs the tool, so
   this is what a user who has a terminal open sees: the tool's own start-up, not tmux's;
-- **from tmux**: from the `tmux new-session` call (the pane's own start-up in it: a tmux server of the
-  benchmark's own, `-L`, so that no other user's `tmux kill-server` ends a run; a new session, a shell);
+- **from tmux**: from the `tmux new-session` call (the pane's own start-up in it: a new session, a shell;
+  on the benchmark's own tmux server, `-L`, kept up for the run by one idle session, so that no other user's
+  `tmux kill-server` ends a run);
 - **CPU**: the tool's utime+stime (`/proc/PID/stat`, 10 ms ticks) when the frame was seen.
 
 For triage three frames: the early frame (commands/early_frame.py: the header line and "starting the
@@ -32,6 +33,7 @@ import sysconfig
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from typing import Optional
 
 from common import CLK_TCK, REPO, Spread, TmuxPane, have, load_line, spread
@@ -147,7 +149,10 @@ def run(repeats: int = 8) -> tuple[list[tuple[str, dict[str, Optional[Spread]]]]
     os.chdir(REPO)
     results: Figures = {}
     loads: list[str] = []
-    with DemoIncident(workers=8, weights_mb=16) as demo, tempfile.TemporaryDirectory(prefix="bench-start-") as workdir:
+    # a session kept for the whole run: the benchmark's own tmux server stays up between starts (a server
+    # exiting with its last session races the next start's new-session: "server exited unexpectedly")
+    with closing(TmuxPane("keeper", "sleep 86400", socket=f"bench-start-{os.getpid()}")), \
+            DemoIncident(workers=8, weights_mb=16) as demo, tempfile.TemporaryDirectory(prefix="bench-start-") as workdir:
         info = demo.info
         assert info is not None
         for i in range(repeats + 1):  # the first round warms the bytecode caches and is not counted
