@@ -15,4 +15,4 @@ MINED_WEIGHT = 0.05
 
 MINED_ROWS: tuple[Row, ...] = tuple(
     Row(s.id[len(PREFIX):], f"{s.id} & paste-no-other-evidence", MINED_WEIGHT, "told: a phrase the seen cases of this cause share across sets and "
-        "projects (mined by a rule, bench/paste_selection_15.py)") for s in MINED_SIGNALS)
+        "projects (mined by a rule, bench/paste_selection_15.py over the seen sets)") for s in MINED_SIGNALS)
