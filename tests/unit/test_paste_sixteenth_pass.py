@@ -113,4 +113,6 @@ def test_progress_stopped_at_a_percentage_is_the_symptom_told_and_ranks_nothing(
     assert _causes(text) == []
     for line in ("the download stopped at 99.5 % and never resumed", "training halted at 70%"):
         assert any(p.used for p in diagnose_text(line + "\n").parts), line
-    assert not any(p.used for p in diagnose_text("the bus stopped at 5 pm\n").parts)
+    # a time is no progress: no symptom told (the word "stopped" alone is a mined phrase of `stopped` since the
+    # seventeenth pass re-mined the lexicon, so the piece may be used as that, never as the symptom)
+    assert "told-stall" not in {o.id for o in diagnose_text("the bus stopped at 5 pm\n").diagnosis.observations}
