@@ -13,7 +13,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -87,6 +87,22 @@ def process_farm(count: int, name: str = "benchfarm", changing: float = 0.0) -> 
         except ProcessLookupError:
             pass
         proc.wait()
+
+
+def cpu_timed(spent: dict[str, float]) -> Callable[[str, Callable[..., object]], Callable[..., object]]:
+    """`timed(part, call)`: `call` wrapped so that the CPU it takes (ms, this thread's process time) adds up under
+    `part` in `spent` (the refresh benchmarks time the tick's parts by wrapping them in place)."""
+
+    def timed(part: str, call: Callable[..., object]) -> Callable[..., object]:
+        def wrapper(*args: object, **kwargs: object) -> object:
+            started = time.process_time()
+            try:
+                return call(*args, **kwargs)
+            finally:
+                spent[part] = spent.get(part, 0.0) + (time.process_time() - started) * 1000
+        return wrapper
+
+    return timed
 
 
 def load_line() -> str:

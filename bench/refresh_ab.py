@@ -23,7 +23,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import REPO, load_line, machine_line, process_farm  # noqa: E402
+from common import REPO, cpu_timed, load_line, machine_line, process_farm  # noqa: E402
 
 
 def side(farm: int, start: float, warmup: int, ticks: int) -> list[dict[str, float]]:
@@ -43,14 +43,7 @@ def side(farm: int, start: float, warmup: int, ticks: int) -> list[dict[str, flo
     incident = Incident(host, resolve_targets([str(farm)]), CollectOptions(interval_s=1.0), recorder=recorder)
     spent: dict[str, float] = {}
 
-    def timed(part, call):  # type: ignore[no-untyped-def]
-        def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
-            started = time.process_time()
-            try:
-                return call(*args, **kwargs)
-            finally:
-                spent[part] = spent.get(part, 0.0) + (time.process_time() - started) * 1000
-        return wrapper
+    timed = cpu_timed(spent)
 
     collector = host._collector  # noqa: SLF001 - a benchmark times the collector's parts
     collector.tree.follow = timed("follow", collector.tree.follow)  # type: ignore[method-assign]

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import REPO, load_line, machine_line, process_farm  # noqa: E402
+from common import REPO, cpu_timed, load_line, machine_line, process_farm  # noqa: E402
 
 sys.path.insert(0, os.environ.get("TRIAGE_SRC", REPO))
 
@@ -59,14 +59,7 @@ def measure(size: int, changing: float, warmup: int, ticks: int) -> Point:
         samples: dict[str, list[float]] = {part: [] for part in PARTS}
         spent: dict[str, float] = {}
 
-        def timed(part, call):  # type: ignore[no-untyped-def]
-            def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
-                started = time.process_time()
-                try:
-                    return call(*args, **kwargs)
-                finally:
-                    spent[part] = spent.get(part, 0.0) + (time.process_time() - started) * 1000
-            return wrapper
+        timed = cpu_timed(spent)
 
         host.collect = timed("collect", host.collect)  # type: ignore[method-assign]
         incident.engine.update = timed("engine", incident.engine.update)  # type: ignore[method-assign]

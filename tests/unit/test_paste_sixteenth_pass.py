@@ -6,9 +6,9 @@ leave-one-set-out). On the seen cases' real lines and on the negatives that must
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
+
+from bench_script import load_bench_script
 
 from triage_tui.diagnose.pasted_text import diagnose_text
 from triage_tui.diagnose.rules import ROWS
@@ -80,14 +80,7 @@ def test_the_new_id_is_registered_and_read_by_a_rule_row() -> None:
 
 
 def test_the_selection_report_reads_only_the_seen_sets_and_switches_its_items_off() -> None:
-    spec = importlib.util.spec_from_file_location("paste_selection_16", ROOT / "bench" / "paste_selection_16.py")
-    assert spec is not None and spec.loader is not None
-    selection = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = selection  # its dataclasses look their module up there
-    try:
-        spec.loader.exec_module(selection)
-    finally:
-        del sys.modules[spec.name]
+    selection = load_bench_script("paste_selection_16")
     assert selection.SEEN[-1] == "cases-15" and not any(s in ("cases-16", "cases-17") for s in selection.SEEN)
     live = {(r.hypothesis, r.when) for r in ROWS}
     assert all(r in live for item in selection.ITEMS for r in item.rows)

@@ -8,11 +8,10 @@ that must not fire.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+from bench_script import load_bench_script
 
 from triage_tui.diagnose.pasted_text import diagnose_text
 from triage_tui.diagnose.rules import ROWS
@@ -170,14 +169,7 @@ def test_the_new_ids_are_registered_and_read_by_a_rule_row() -> None:
 
 
 def test_the_selection_report_reads_only_the_seen_sets_and_switches_its_items_off() -> None:
-    spec = importlib.util.spec_from_file_location("paste_selection_13", ROOT / "bench" / "paste_selection_13.py")
-    assert spec is not None and spec.loader is not None
-    selection = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = selection  # its dataclasses look their module up there
-    try:
-        spec.loader.exec_module(selection)
-    finally:
-        del sys.modules[spec.name]
+    selection = load_bench_script("paste_selection_13")
     assert selection.SEEN[-1] == "cases-12" and not any(s in ("cases-13", "cases-14") for s in selection.SEEN)
     live = {(r.hypothesis, r.when) for r in ROWS}
     assert all(r in live for item in selection.ITEMS for r in item.rows)

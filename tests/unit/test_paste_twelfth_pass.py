@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from bench_script import load_bench_script
 
 from triage_tui.diagnose.pasted_text import diagnose_text
 from triage_tui.parse.gdb_text import parse_gdb
@@ -132,20 +133,9 @@ def test_no_space_left_in_a_workers_collective_is_shm_not_a_crash() -> None:
 def test_the_selection_report_names_rows_and_readers_that_exist() -> None:
     # bench/paste_selection.py switches each item off by its rows and patterns: a renamed row would make its
     # leave-one-set-out figure silently wrong, so each must be in the live tables
-    import importlib.util
-    import sys
-
     from triage_tui.diagnose.rules import ROWS
 
-    spec = importlib.util.spec_from_file_location("paste_selection", Path(__file__).resolve().parents[2] / "bench"
-                                                  / "paste_selection.py")
-    assert spec is not None and spec.loader is not None
-    selection = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = selection  # its dataclasses look their module up there
-    try:
-        spec.loader.exec_module(selection)
-    finally:
-        del sys.modules[spec.name]
+    selection = load_bench_script("paste_selection")
     from triage_tui.diagnose import hypotheses
 
     live = {(r.hypothesis, r.when) for r in ROWS}
