@@ -348,6 +348,16 @@ def _asleep_twice(host: LocalHost, target, pid: int):  # type: ignore[no-untyped
     raise AssertionError("the sleeper was never seen asleep in two refreshes in a row after running")
 
 
+def _asleep_now(pid: int) -> Wait:
+    """A read with nothing carried that caught `pid` asleep in its loop's call: it wakes every 5 ms, and on a busy
+    machine a read can find it runnable (state R, no wait to compare) between two sleeps."""
+    for _ in range(500):  # a count of tries, not a time
+        wait = waits_of([pid]).get(pid)
+        if wait is not None and wait.state == "S" and wait.syscall == "clock_nanosleep":
+            return wait
+    raise AssertionError("the sleeper was never caught asleep by a fresh read")
+
+
 def test_a_process_that_runs_and_sleeps_again_in_the_same_call_keeps_its_wait_and_a_new_one_is_read() -> None:
     """A process that ran since the last refresh has its system call read again every refresh. Back in the very
     call it was in (the same text: number, arguments, stack), a wait worked out from that text alone (a sleep) is
@@ -364,7 +374,7 @@ def test_a_process_that_runs_and_sleeps_again_in_the_same_call_keeps_its_wait_an
         settle_in([sleeper.pid], ["clock_nanosleep"])
         first, again = _asleep_twice(host, target, sleeper.pid)
         assert first.kind == "sleep" and again is first  # it ran, and was read: the same call, the same wait
-        fresh = waits_of([sleeper.pid])[sleeper.pid]
+        fresh = _asleep_now(sleeper.pid)
         assert fresh == again and fresh is not again  # what a read with nothing carried says
         with open(flag, "w"):
             pass
