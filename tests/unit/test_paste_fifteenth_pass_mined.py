@@ -92,6 +92,18 @@ def test_a_told_phrase_alone_ranks_its_cause_at_its_weight_and_says_where_it_cam
     assert any(phrase in line for line in h.for_) and any("mined" in line for line in h.for_)
 
 
+def test_a_told_phrase_is_named_as_the_paste_holds_it() -> None:
+    # a cause has up to dozens of phrases and its row lists the first six: the observation names the one found
+    cause = "shm-exhausted"
+    phrases = [p for c, p, _ in MINED if c == cause]
+    assert len(phrases) > 6
+    phrase = phrases[-1]
+    d = diagnose_text(f"It waited and then {phrase} was all the log said.\n")
+    (obs,) = [o for o in d.diagnosis.observations if o.id == PREFIX + cause]
+    said = obs.text.split(" (line ")[0]
+    assert said.endswith(f"here '{phrase}'") or said.lower().endswith(f"here '{phrase.lower()}'"), said
+
+
 def test_a_told_phrase_counts_only_where_the_readers_found_nothing_a_rule_weighs() -> None:
     # "No space left on device" in a container given its own /dev/shm: the twelfth pass's rows say the disk, not shared
     # memory (log-shm-sized), and the mined phrases of shm-exhausted must not say otherwise

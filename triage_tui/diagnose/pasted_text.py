@@ -98,7 +98,11 @@ def _lexicon(evidence: PasteEvidence, present: set[str], at: float) -> list[Obse
         if sig.id in seen:
             continue
         seen.add(sig.id)
-        out.append(_obs(sig.id, f"{sig.means} (line {no}): {quote(words.strip(), 160)}", "pasted text", at,
+        means = sig.means
+        if sig.id.startswith(MINED_PREFIX):  # a cause's phrases are many: say which one this paste holds
+            found = sig.pattern.search(words)
+            means += f", here {quote(found.group(0), 60)}" if found else ""
+        out.append(_obs(sig.id, f"{means} (line {no}): {quote(words.strip(), 160)}", "pasted text", at,
                         line=words.strip()[:200], line_no=no))
     return out
 
