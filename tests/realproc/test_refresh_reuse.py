@@ -67,12 +67,17 @@ class Sleeper:
         assert os.read(self.ready, 1) == b"D"
 
     def wait_asleep(self, limit_s: float = 60.0) -> None:
-        """Until the child sleeps in read(): after its handshake it may still sit runnable (R) in
-        the run queue of a busy machine, and a runnable process is re-read every tick by design."""
+        """Until the child sleeps in read() and the kernel names its wait: after its handshake it may
+        still sit runnable (R) in the run queue of a busy machine, and a runnable process is re-read
+        every tick by design; and a task that has just gone to sleep (S) can stay on its run queue
+        a while (the scheduler's delayed dequeue, Linux 6.12 on), where /proc/PID/wchan prints "0"
+        (get_wchan names only a task off its queue). The CI's busy machine caught it there twice."""
         deadline = time.monotonic() + limit_s
         while time.monotonic() < deadline:
             with open(f"/proc/{self.proc.pid}/stat", "rb") as f:
-                if f.read().rsplit(b")", 1)[1].split()[0] == b"S":
+                asleep = f.read().rsplit(b")", 1)[1].split()[0] == b"S"
+            with open(f"/proc/{self.proc.pid}/wchan", "rb") as f:
+                if asleep and f.read().strip() not in (b"", b"0"):
                     return
             time.sleep(0.01)
         pytest.fail("the child never went to sleep on its pipe")

@@ -96,9 +96,12 @@ def cheap_reads(pid: int, base: str, stat: ProcStat, alive: bool, carried_wchan:
                      else read_text(f"{base}/wchan")).strip()
         else:
             wchan = carried_wchan
-        # "0" means running, or that the kernel hides the symbol (kptr_restrict)
+        # "0" means running, that the kernel hides the symbol (kptr_restrict), or a task that has just
+        # gone to sleep and is still on its run queue (delayed dequeue, Linux 6.12 on): not carried, so
+        # the next refresh reads it again (a Sample keeps only a wchan that is text)
         out["wchan"] = wchan if wchan and wchan != "0" else ("" if stat.state == "R" else Unavailable(
-            "kernel reports no wait channel", "kernel.kptr_restrict may hide it; read as root"))
+            "kernel reports no wait channel",
+            "kernel.kptr_restrict may hide it (read as root), or it had just gone to sleep: the next refresh reads again"))
     except OSError as exc:
         out["wchan"] = unavailable_from_error(exc, "wchan")
     if stat.state == "Z":
