@@ -2,7 +2,7 @@
 
     python3 bench/paste_selection_18.py            # the report: the rows chosen from all seen sets, LOSO per set
     python3 bench/paste_selection_18.py --write    # and write them to triage_tui/parse/prose_mined.py
-    python3 bench/paste_selection_18.py --count    # the one variant measured (see COUNT below)
+    python3 bench/paste_selection_18.py --one      # the engine before the pass's one change (one row per cause)
 
 The rule, its parameters (>= 3 sets, >= 2 projects, more of the cause's cases than of all others' together, 1-3
 words, 0.05 each, moving no seen case from right to wrong) and the engine's simulation are those of
@@ -11,16 +11,18 @@ seen now). The parameters were not chosen again on this leave-one-set-out figure
 sets). The sets are an explicit list (never a glob of tests/corpus: fresh held-out sets sit beside them and must stay
 unopened).
 
-COUNT, the one general change chosen in advance and measured (--count): each distinct phrase of a cause found in a
+COUNT, the one general change chosen in advance, measured (against --one) and kept: each distinct phrase of a cause found in a
 paste is a row of its own (MINED_WEIGHT each, at most COUNT of them per cause, 0.15, under one breadth row's 0.2), not
 one row per cause whatever the number of its phrases found. Where a silent paste shares phrases with the seen cases of
 several causes they tie today and the catalogue's order decides; counted, the cause that shares more of them ranks
 first, and the score is still the sum of the rows shown (each names its phrase). The gate is unchanged (the mined rows
-count only where nothing else weighs), so no answer other evidence gives can move.
+count only where nothing else weighs), so no answer other evidence gives can move. The rule admits the same phrases
+either way (on the 17 seen sets; tests/unit/test_paste_fifteenth_pass_mined.py checks it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -42,7 +44,8 @@ def _rule():
 
 RULE = _rule()
 RULE.SEEN = SEEN  # load() and report() read the module's list
-COUNT = 3
+
+from triage_tui.parse.prose_mined import COUNTED as COUNT  # noqa: E402 - RULE's import put the repository on the path
 
 
 def _counted_fired(case, chosen: dict[str, set[str]]) -> dict[str, int]:
@@ -64,10 +67,21 @@ def _counted_ranked(case, add) -> list[str]:
     return [r[5] for r in rows if r[5] in RULE.CAUSES and not r[1] and r[6] > 0]
 
 
-if __name__ == "__main__":
-    if "--count" in sys.argv:
+@contextlib.contextmanager
+def counting(on: bool = True):
+    """RULE's selection and scoring with each phrase found a row (the engine since this pass), then as it was."""
+    saved = RULE.fired, RULE.ranked
+    if on:
         RULE.fired, RULE.ranked = _counted_fired, _counted_ranked
-    seen = RULE.load()
-    picked = RULE.report(seen)
-    if "--write" in sys.argv:
-        RULE.write(seen, picked)
+    try:
+        yield RULE
+    finally:
+        RULE.fired, RULE.ranked = saved
+
+
+if __name__ == "__main__":
+    with counting("--one" not in sys.argv):
+        seen = RULE.load()
+        picked = RULE.report(seen)
+        if "--write" in sys.argv and "--one" not in sys.argv:
+            RULE.write(seen, picked)

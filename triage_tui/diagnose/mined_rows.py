@@ -2,13 +2,15 @@
 against 0.2), and counted only where nothing else in a paste is evidence for a cause (`paste-no-other-evidence`,
 diagnose/pasted_text.py): a phrase shared with the seen cases of a cause is the weakest evidence there is, so it
 never moves an answer other evidence gives, and a paste that shares only such phrases ranks a cause instead of none.
-Where phrases of several causes are found they tie, and the catalogue's order decides (said by the equal scores).
+Each distinct phrase of a cause found is a row of its own, up to COUNTED (3) per cause (the eighteenth pass): where
+phrases of several causes are found, the cause that shares more of them ranks first; where the counts tie, the
+catalogue's order decides (said by the equal scores).
 Each row's text starts "told:" and quotes the line: evidence that someone wrote it, not that a program printed it.
 """
 
 from __future__ import annotations
 
-from ..parse.prose_mined import MINED_SIGNALS, PREFIX
+from ..parse.prose_mined import COUNTED, MINED_SIGNALS, PREFIX, more_id
 from .rule_types import Row
 
 MINED_WEIGHT = 0.05
@@ -16,3 +18,7 @@ MINED_WEIGHT = 0.05
 MINED_ROWS: tuple[Row, ...] = tuple(
     Row(s.id[len(PREFIX):], f"{s.id} & paste-no-other-evidence", MINED_WEIGHT, "told: a phrase the seen cases of this cause share across sets and "
         "projects (mined by a rule, bench/paste_selection_15.py over the seen sets)") for s in MINED_SIGNALS)
+MINED_ROWS += tuple(
+    Row(s.id[len(PREFIX):], f"{more_id(s.id[len(PREFIX):], k)} & paste-no-other-evidence", MINED_WEIGHT, "told: one "
+        "phrase more of this cause's (each distinct phrase found is a row, up to three)")
+    for s in MINED_SIGNALS for k in range(2, COUNTED + 1))

@@ -27,6 +27,7 @@ from ..parse.paste_evidence import PasteEvidence, evidence_from_paste
 from ..parse.log_text import LOG_LINE
 from ..parse.paste_split import PastePart
 from ..parse.prose_figures import ProseFigure
+from ..parse.prose_mined import COUNTED, MINED_SIGNALS, more_id, phrase_key, phrases_in
 from ..parse.prose_mined import PREFIX as MINED_PREFIX
 from ..parse.signal_lexicon import scan_line
 from .engine import Diagnosis, observe
@@ -102,8 +103,37 @@ def _lexicon(evidence: PasteEvidence, present: set[str], at: float) -> list[Obse
         if sig.id.startswith(MINED_PREFIX):  # a cause's phrases are many: say which one this paste holds
             found = sig.pattern.search(words)
             means += f", here {quote(found.group(0), 60)}" if found else ""
+            out.append(_obs(sig.id, f"{means} (line {no}): {quote(words.strip(), 160)}", "pasted text", at,
+                            line=words.strip()[:200], line_no=no, phrase=phrase_key(found.group(0)) if found else ""))
+            continue
         out.append(_obs(sig.id, f"{means} (line {no}): {quote(words.strip(), 160)}", "pasted text", at,
                         line=words.strip()[:200], line_no=no))
+    return out
+
+
+_MINED_IDS = frozenset(s.id for s in MINED_SIGNALS)
+
+
+def _more_phrases(text: str, observations: Sequence[Observation], at: float) -> list[Observation]:
+    """Each further distinct phrase of a cause whose mined phrase was found (the lines read alone, as the selection
+    reads them; at most 10,000 characters of a line), one observation each, up to COUNTED phrases a cause: each is a
+    row of its own (diagnose/mined_rows.py), so the cause that shares more phrases with its seen cases ranks first."""
+    out: list[Observation] = []
+    lines = text.split("\n")
+    for o in observations:
+        if o.id not in _MINED_IDS:
+            continue
+        cause, keys = o.id[len(MINED_PREFIX):], [str(o.figures.get("phrase", ""))]
+        for no, line in enumerate(lines, 1):
+            for key in phrases_in(o.id, line[:10_000]):
+                if len(keys) >= COUNTED or key in keys:
+                    continue
+                keys.append(key)
+                out.append(_obs(more_id(cause, len(keys)), f"one phrase more the seen cases of {cause} share, here "
+                                f"'{key}' (line {no}): {quote(line.strip(), 160)}", "pasted text", at,
+                                line=line.strip()[:200], line_no=no, phrase=key))
+            if len(keys) >= COUNTED:
+                break
     return out
 
 
@@ -319,6 +349,7 @@ def diagnose_text(text: str, now: float = 0.0) -> PastedDiagnosis:
                      + _ends_at_child_start(evidence, now) + _script(evidence, now))
     if not any(o.id == "log-collective-mismatch" for o in observations):
         observations += _nccl_collectives(text, now)
+    observations += _more_phrases(text, observations, now)
     if any(o.id.startswith(MINED_PREFIX) for o in observations) and not any(o.id in _KNOWN for o in observations):
         # the weakest evidence there is, a phrase shared with the seen cases of a cause (the mined rows), counts only
         # where the readers found nothing a rule weighs (for a cause or against it): said as an observation, which

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..parse.prose_lexicon import PROSE
+from ..parse.prose_mined import MORE_IDS
 from ..parse.signal_lexicon import LEXICON
 from .wait_kinds import KINDS
 
@@ -161,8 +162,11 @@ _PROSE: tuple[ObservationKind, ...] = tuple(
     ObservationKind(oid, "pasted text", means) for oid, means in dict((s.id, s.means) for s in reversed(PROSE)).items()
     if oid not in _LOG_IDS)
 
-VOCABULARY: dict[str, ObservationKind] = {kind.id: kind for kind in (*_ALL, *_LEXICON, *_PROSE)}
-assert len(VOCABULARY) == len(_ALL) + len(_LEXICON) + len(_PROSE), "an observation id is registered twice"
+# a cause's second and third mined phrase found in a paste (parse/prose_mined.py: each distinct phrase is a row)
+_MORE: tuple[ObservationKind, ...] = tuple(ObservationKind(oid, "pasted text", means) for oid, means in MORE_IDS)
+
+VOCABULARY: dict[str, ObservationKind] = {kind.id: kind for kind in (*_ALL, *_LEXICON, *_PROSE, *_MORE)}
+assert len(VOCABULARY) == len(_ALL) + len(_LEXICON) + len(_PROSE) + len(_MORE), "an observation id is registered twice"
 
 
 class UnknownObservation(KeyError):

@@ -391,3 +391,34 @@ def signals(rows: Sequence[tuple[str, str, str]]) -> tuple[Signal, ...]:
 
 
 MINED_SIGNALS = signals(MINED)
+
+# Each distinct phrase of a cause a paste holds is a row of its own (the eighteenth pass, bench/paste_selection_18.py
+# --count), up to COUNTED per cause: the first is the row's own observation (PREFIX + cause), the k-th (k >= 2)
+# observation more_id(cause, k), each naming its phrase. Where a silent paste shares phrases with the seen cases of
+# several causes, the one that shares more of them ranks first instead of the catalogue's order deciding a tie.
+COUNTED = 3
+
+
+def more_id(cause: str, k: int) -> str:
+    """The observation of the k-th distinct phrase of `cause` found in a paste (2 <= k <= COUNTED)."""
+    return f"{PREFIX}{k}-{cause}"
+
+
+MORE_IDS: tuple[tuple[str, str], ...] = tuple(
+    (more_id(s.id[len(PREFIX):], k), f"one phrase more the seen cases of {s.id[len(PREFIX):]} share (the "
+     f"{('second', 'third')[k - 2]} distinct one found; mined from the seen sets)")
+    for s in MINED_SIGNALS for k in range(2, COUNTED + 1))
+
+
+def phrase_key(found: str) -> str:
+    """A found phrase as the table spells it: lower-case, its words joined by one space."""
+    return " ".join(re.split(r"[ \t_-]{1,3}", found.lower()))
+
+
+_EVERY = {s.id: lazy_compile(f"(?=({s.pattern.pattern}))", re.I) for s in MINED_SIGNALS}
+
+
+def phrases_in(oid: str, line: str) -> list[str]:
+    """Every phrase of the mined row `oid` in `line`, as phrase_key spells it, overlapping ones too ('the progress
+    bar' holds 'the progress' and 'progress bar'), as the selection counts them."""
+    return [phrase_key(m.group(1)) for m in _EVERY[oid].finditer(line)]
