@@ -58,3 +58,18 @@ def test_the_gate_is_unchanged_other_evidence_silences_every_phrase_row() -> Non
     d = diagnose_text(text).diagnosis
     assert "paste-no-other-evidence" not in {o.id for o in d.observations}
     assert all(not e.observation.startswith(PREFIX) for h in d.hypotheses if h.score > 0 for e in h.evidence)
+
+
+def test_output_that_comes_late_after_a_long_run_is_the_symptom_told_and_ranks_nothing() -> None:
+    # https://github.com/chriskiehl/Gooey/issues/225 (cases-17), verbatim: the last seen file that read nothing (the
+    # tool's output sat in Python's stdout buffer) now has its piece used as the symptom told
+    text = ("the tool run a long time before I can see the long output, [...] I wonder to know how to set can make "
+            "the log output immediately\n")
+    result = diagnose_text(text)
+    assert any(p.used and "told-stall" in p.used_as for p in result.parts)
+    assert [h.id for h in result.diagnosis.hypotheses if h.score > 0] == []
+    for line in ("the job runs for a very long time", "the log appears only after the program ends",
+                 "I want to see the output in real time", "nothing prints until the end, before we could see any output"):
+        assert "told-stall" in {o.id for o in diagnose_text(line + "\n").diagnosis.observations}, line
+    for line in ("the output is written to out.txt", "the tool ran once", "a long time ago I used it"):
+        assert "told-stall" not in {o.id for o in diagnose_text(line + "\n").diagnosis.observations}, line

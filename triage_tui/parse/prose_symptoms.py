@@ -9,7 +9,7 @@ every cause in the vocabulary, and a healthy job that is only slow, looks stuck 
 (tests/unit/test_vocabulary.py lists it among the informational ids).
 
 Read with the prose lexicon's machinery (each line alone, then each paragraph as one line). Patterns are linear:
-alternations of literals and bounded gaps. Sources: the seen cases (tests/corpus/cases .. cases-14) whose only
+alternations of literals and bounded gaps. Sources: the seen cases (tests/corpus/cases .. cases-17) whose only
 readable words these are; the wordings are the common English (and Chinese) words for a stall, not theirs alone.
 """
 
@@ -50,6 +50,14 @@ SYMPTOMS: tuple[Signal, ...] = (
     # progress that stopped at a percentage: "Program stoped at 34% in last epoch" (the reporter's spelling too)
     _t(r"\b(?:stop(?:p?ed|s)?|halt(?:ed|s)?|paused?) at \d{1,3}(?:\.\d{1,2})? ?%",
        "https://github.com/Linketic/CityGaussian/issues/106"),
+    # output that comes late, after a long run: "the tool run a long time before I can see the long output", "the
+    # log appears only after the program ends", "runs for a very long time", "want the log output immediately"
+    _t(r"\b(?:runs?|running|ran)\b (?:for )?(?:a |so |such a |very |really )?(?:very )?long time\b"
+       r"|\bbefore (?:i|we|you) (?:can |could )?see (?:the |any )?(?:[a-z]{1,20} )?(?:output|logs?|progress|prints?)\b"
+       r"|\b(?:output|logs?|prints?)\b (?:only )?(?:appears?|shows? up|comes?|came|arrives?) (?:only )?"
+       r"(?:after|at the end|all at once|late)\b"
+       r"|\b(?:output|logs?|prints?) (?:output )?(?:immediately|right away|in real[ -]?time)\b",
+       "https://github.com/chriskiehl/Gooey/issues/225"),
     # nothing shown: "no meaningful download progress is displayed", "the training progress is not shown"
     _t(r"\bno (?:meaningful |visible |more |further |new )?(?:[a-z]{1,20} )?(?:output|progress|response|logs?|feedback)\b"
        r"|\b(?:progress|output|logs?)(?: bar)? (?:is |are )?(?:not|never) (?:shown|displayed|printed|updated|appearing)\b",
