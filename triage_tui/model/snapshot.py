@@ -8,9 +8,10 @@ Sizes are bytes, times are seconds, timestamps are Unix epoch seconds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import MISSING, Field, dataclass, field, fields
 from functools import cached_property
-from typing import Optional, TypeVar, Union
+from typing import Any, Optional, TypeVar, Union
 
 from .unavailable import Unavailable
 from .waits import Wait, WaitSource
@@ -60,7 +61,48 @@ def slotted(cls: _C) -> _C:
     namespace["__getstate__"], namespace["__setstate__"] = __getstate__, __setstate__
     made = type(cls)(cls.__name__, cls.__bases__, namespace)
     made.__qualname__ = cls.__qualname__
+    init = _slot_init(made, fields(cls))
+    if init is not None:
+        setattr(made, "__init__", init)  # noqa: B010 - mypy refuses an assignment to a class's __init__
     return made
+
+
+def _slot_init(made: type, dataclass_fields: tuple[Field[Any], ...]) -> Optional[Callable[..., None]]:
+    """The dataclass's own __init__ for `made`, its slots set through their member descriptors: the same
+    signature, defaults and default factories (None, keep the dataclass's, for a class with __post_init__ or a
+    field not in __init__). A frozen dataclass's generated __init__ sets each field by
+    `object.__setattr__(self, 'name', name)` (a global, an attribute and a call a field): 42 fields cost ~8 us
+    a row here against ~3.5 this way, for every row a tick builds (1,000 when every process changes). The same
+    values land in the same slots; the frozen __setattr__ still refuses any later set."""
+    if hasattr(made, "__post_init__") or not all(f.init for f in dataclass_fields):
+        return None
+    params, body = [], []
+    scope: dict[str, Any] = {"_NO_VALUE": _NO_VALUE}
+    for f in dataclass_fields:
+        name = f.name
+        scope[f"_set_{name}"] = vars(made)[name].__set__
+        if f.default is not MISSING:
+            scope[f"_default_{name}"] = f.default
+            params.append(f"{name}=_default_{name}")
+        elif f.default_factory is not MISSING:
+            scope[f"_factory_{name}"] = f.default_factory
+            params.append(f"{name}=_NO_VALUE")
+            body.append(f"    if {name} is _NO_VALUE:\n        {name} = _factory_{name}()\n")
+        else:
+            params.append(name)
+        body.append(f"    _set_{name}(self, {name})\n")
+    exec(f"def __init__(self, {', '.join(params)}):\n{''.join(body)}", scope)  # noqa: S102 - our own field names
+    init = scope["__init__"]
+    init.__qualname__ = f"{made.__qualname__}.__init__"
+    return init
+
+
+class _NoValue:
+    def __repr__(self) -> str:
+        return "<no value: the field's default factory>"
+
+
+_NO_VALUE = _NoValue()
 
 
 # ---------------------------------------------------------------- processes
