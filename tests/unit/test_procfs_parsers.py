@@ -7,6 +7,7 @@ import pytest
 from triage_tui.collect.memory import smaps_figure_from_text, system_memory_from_meminfo
 from triage_tui.model import is_known
 from triage_tui.parse.procfs import (
+    ProcStat,
     kb_field_bytes,
     parse_kb_table,
     parse_net_tcp,
@@ -27,6 +28,16 @@ def test_stat_fields() -> None:
     assert (stat.majflt, stat.utime, stat.stime, stat.num_threads, stat.starttime, stat.rss_pages) == (
         3, 12, 5, 1, 43278, 360)
     assert stat.exit_code == 0
+
+
+def test_stat_every_field_from_its_own_position() -> None:
+    """parse_stat builds its tuple by position: a line whose field n holds 1000 + n gives each named field its own
+    field's number (a swapped pair fails here, not only when two figures happen to differ)."""
+    line = "1001 (x) S " + " ".join(str(1000 + n) for n in range(4, 53))
+    assert parse_stat(line) == ProcStat(pid=1001, comm="x", state="S", ppid=1004, pgrp=1005, majflt=1012, utime=1014,
+                                        stime=1015, num_threads=1020, starttime=1022, rss_pages=1024, exit_code=1052,
+                                        flags=1009, children_ticks=1016 + 1017)
+    assert parse_stat(" ".join(line.split()[:45])).exit_code is None  # a kernel before 3.5: no field 52
 
 
 @pytest.mark.parametrize("comm", ["a b", "x) R 1 (y", "((sd-pam))", ")", ""])

@@ -35,6 +35,9 @@ def _picked_fields(text: str, needles: tuple[tuple[str, str, str], ...]) -> dict
     return fields
 
 
+_new_tuple = tuple.__new__  # a NamedTuple built from its values in field order, without its __new__
+
+
 class StatusNumbers(NamedTuple):
     """The per-tick figures of /proc/PID/status, as numbers (None: the line is absent or malformed;
     zombies and kernel threads have no Vm*/Rss* lines). Sizes in bytes."""
@@ -91,9 +94,9 @@ def parse_status_numbers(text: str) -> StatusNumbers:
     tail = _STATUS_TAIL.match(text, at + 1) if head is not None and at >= 0 and text.find(_TAIL_KEY) == at else None
     if head is not None and tail is not None:
         name, uid, nspid, vms, rss, anon, file, shmem = head.groups()
-        return StatusNumbers(name.strip(), int(uid), int(rss) * 1024, int(anon) * 1024, int(file) * 1024,
-                             int(shmem) * 1024, int(vms) * 1024, int(tail.group(1)), int(tail.group(2)),
-                             tuple(map(int, nspid.split())))
+        return _new_tuple(StatusNumbers, (name.strip(), int(uid), int(rss) * 1024, int(anon) * 1024, int(file) * 1024,
+                                          int(shmem) * 1024, int(vms) * 1024, int(tail.group(1)), int(tail.group(2)),
+                                          tuple(map(int, nspid.split()))))
     return _parse_status_numbers_by_key(text)
 
 
@@ -155,26 +158,24 @@ def parse_stat(text: str) -> Optional[ProcStat]:
     if len(rest) < 22:
         return None
     try:
-        pid = int(text[:open_at].strip())
-        exit_code: Optional[int] = None
-        if len(rest) >= 50:
-            exit_code = int(rest[49])
-        return ProcStat(
-            pid=pid,
-            comm=text[open_at + 1:close_at],
-            state=rest[0],
-            ppid=int(rest[1]),
-            pgrp=int(rest[2]),
-            majflt=int(rest[9]),
-            utime=int(rest[11]),
-            stime=int(rest[12]),
-            num_threads=int(rest[17]),
-            starttime=int(rest[19]),
-            rss_pages=int(rest[21]),
-            exit_code=exit_code,
-            flags=int(rest[6]),
-            children_ticks=int(rest[13]) + int(rest[14]),
-        )
+        # one tuple in field order (ProcStat's own __new__ takes keywords: ~2.4 us more a line, and the tree's
+        # follow parses every changed process's line, 1,000 a tick when every process changes)
+        return _new_tuple(ProcStat, (
+            int(text[:open_at].strip()),  # pid
+            text[open_at + 1:close_at],  # comm
+            rest[0],  # state
+            int(rest[1]),  # ppid
+            int(rest[2]),  # pgrp
+            int(rest[9]),  # majflt
+            int(rest[11]),  # utime
+            int(rest[12]),  # stime
+            int(rest[17]),  # num_threads
+            int(rest[19]),  # starttime
+            int(rest[21]),  # rss_pages
+            int(rest[49]) if len(rest) >= 50 else None,  # exit_code
+            int(rest[6]),  # flags
+            int(rest[13]) + int(rest[14]),  # children_ticks
+        ))
     except ValueError:
         return None
 
