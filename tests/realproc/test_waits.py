@@ -335,16 +335,17 @@ def main_fd(pid: int) -> int:
 
 def _asleep_twice(host: LocalHost, target, pid: int):  # type: ignore[no-untyped-def]
     """The main-thread waits of two refreshes in a row that each caught `pid` asleep in its loop's call, and in
-    the second of which it had run since the first (its context switches moved)."""
-    last = None
+    the second of which it had run since the first (its context switches moved); and what each carried on."""
+    last = last_kept = None
     for _ in range(500):  # until two refreshes in a row catch it so (not a time: a count of tries)
         snap = host.collect(target, CollectOptions())
         row = next(p for p in snap.processes if p.pid == pid)
         wait = next((w for w in snap.waits if w.pid == pid and w.tid == pid), None)
+        kept = host._collector.waits._carry.get(pid)  # noqa: SLF001 - what the next refresh may reuse
         asleep = wait is not None and wait.state == "S" and wait.syscall == "clock_nanosleep"
         if asleep and last is not None and row.ctx_voluntary_delta:
-            return last, wait
-        last = wait if asleep else None
+            return last, wait, last_kept, kept
+        last, last_kept = (wait, kept) if asleep else (None, None)
     raise AssertionError("the sleeper was never seen asleep in two refreshes in a row after running")
 
 
@@ -372,8 +373,10 @@ def test_a_process_that_runs_and_sleeps_again_in_the_same_call_keeps_its_wait_an
     try:
         target = host.resolve([str(sleeper.pid)])
         settle_in([sleeper.pid], ["clock_nanosleep"])
-        first, again = _asleep_twice(host, target, sleeper.pid)
+        first, again, first_kept, kept = _asleep_twice(host, target, sleeper.pid)
         assert first.kind == "sleep" and again is first  # it ran, and was read: the same call, the same wait
+        # and what the next refresh may reuse of it is the first's record (the same text, nothing else read)
+        assert kept is first_kept and kept.from_text and kept.waits == (first,)
         fresh = _asleep_now(sleeper.pid)
         assert fresh == again and fresh is not again  # what a read with nothing carried says
         with open(flag, "w"):
@@ -383,6 +386,9 @@ def test_a_process_that_runs_and_sleeps_again_in_the_same_call_keeps_its_wait_an
         snap = host.collect(target, CollectOptions())
         now = next(w for w in snap.waits if w.pid == sleeper.pid and w.tid == sleeper.pid)
         assert now.kind == "pipe" and now.object == f"pipe:[{os.fstat(read_end).st_ino}]"
+        kept = host._collector.waits._carry[sleeper.pid]  # noqa: SLF001 - carried on: the new call, not the sleep
+        assert kept is not first_kept and not kept.from_text and kept.waits == (now,)
+        assert kept.syscall != first_kept.syscall  # the read(2) it blocks in, as read now
     finally:
         host.close()
         sleeper.kill()
