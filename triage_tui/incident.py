@@ -9,6 +9,7 @@ thread worker and posts the Moment to the UI thread).
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Optional, Protocol
@@ -99,6 +100,23 @@ RESTART_EVERY_TICK = 10  # a target gone: its specs resolved again every tick fo
 RESTART_SLOW_TICKS = 5  # then once in this many (Incident._watch_for_restart)
 
 
+# While an Incident is watched, the cyclic collector's youngest generation is collected after this many new
+# container objects, not Python's default 700 (#18). A refresh of 1,000 changed processes makes thousands of
+# containers that live on (rows, samples, waits, what the next refresh reuses): at 700 the collector ran ~9
+# times a refresh and its middle generation about once, traversing them (7.0 ms a refresh, measured with
+# gc.callbacks; 2.6 ms at 10,000), and freed nothing (0 objects collected in 30 refreshes). Reference counting
+# frees all that is not in a cycle either way; a cycle waits at most this many allocations longer.
+WATCH_GC_THRESHOLD = 10_000
+
+
+def collect_cycles_less_often() -> None:
+    """The youngest generation's threshold raised to WATCH_GC_THRESHOLD, never lowered (a process that set a
+    larger one keeps it; 0, the collector off by threshold, stays 0); the older generations' as they are."""
+    young, middle, old = gc.get_threshold()
+    if 0 < young < WATCH_GC_THRESHOLD:
+        gc.set_threshold(WATCH_GC_THRESHOLD, middle, old)
+
+
 class Incident(MomentTimeline):
     """One incident being watched on one host: an IncidentView over a live Host and the engine."""
 
@@ -126,6 +144,7 @@ class Incident(MomentTimeline):
         self._lock = threading.Lock()
         self._gone_ticks = 0  # ticks since the whole target was seen gone (the restart watch's cadence)
         self.outage = ""  # why the last tick read nothing (the host is unreachable), "" when it read
+        collect_cycles_less_often()
 
     @property
     def engine(self) -> DiagnosisEngine:
