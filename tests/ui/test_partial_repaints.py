@@ -16,7 +16,9 @@ from rich.text import Text
 from textual.widget import Widget
 
 from triage_tui.demo.fixture import build_snapshots
+from triage_tui.ui import panes
 from triage_tui.ui.messages import MomentReady
+from triage_tui.ui.panes import RowsStatic, _changed_rows, _rows
 from triage_tui.ui.text_lines import TextLines
 
 GiB = 1024**3
@@ -82,6 +84,48 @@ async def test_a_moved_memory_figure_repaints_its_line_alone_and_is_shown(tmp_pa
         assert "31G" in body.content.plain and "31G" in str(body.render())  # what it holds is the new text
         monkeypatch.setattr(Widget, "render_lines", render_lines)
         assert "USS sum           31G" in "\n".join(s.text for s in _full(app))
+        assert term.differences(_full(app)) == []
+
+
+async def test_a_figure_under_a_wrapped_verdict_repaints_its_line_alone_as_the_line_by_line_rule_says(
+        tmp_path, monkeypatch):
+    """The Memory pane's verdict is a long line that wraps; a figure under it that moves in place is found
+    from the texts' characters (their spans the same), not by splitting both Texts: the rows found are
+    those the line-by-line rule finds, one row, and the terminal shows it."""
+    incident = fixture_incident(build_snapshots(20), preload=8)
+    app = make_app(incident, str(tmp_path), live=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        moment = app.timeline[-1]
+        n = moment.snapshot.memory.target.processes
+        verdict = {"rss_sum_bytes": 900 * GiB, "pss_sum_bytes": 60 * GiB, "pss_covered": n}
+        app.post_message(MomentReady(_with_memory(moment, uss_sum_bytes=30 * GiB, **verdict)))
+        await settle(pilot)
+        body = app.query_one("#mem-body", RowsStatic)
+        shown = body.content
+        assert isinstance(shown, Text) and "the processes share pages" in shown.plain
+        width = body.content_size.width
+        assert len(shown.plain.splitlines()[0]) > width  # the verdict wraps
+        term = mirror(app, monkeypatch)
+        lines: list[int] = []
+        render_lines = Widget.render_lines
+
+        def counted(self, crop):
+            if self is body:
+                lines.extend(crop.line_range)
+            return render_lines(self, crop)
+
+        monkeypatch.setattr(Widget, "render_lines", counted)
+        app.post_message(MomentReady(_with_memory(moment, uss_sum_bytes=31 * GiB, **verdict)))
+        await settle(pilot)
+        monkeypatch.setattr(Widget, "render_lines", render_lines)
+        new = body.content
+        assert isinstance(new, Text) and "31G" in new.plain
+        quick = _changed_rows(body, shown, new, width)
+        monkeypatch.setattr(panes, "_changed_plain_rows", lambda *args: None)  # the Texts split, line by line
+        assert quick == _changed_rows(body, shown, new, width) == [(lines[0], 1)]
+        verdict_rows = _rows(body, shown.split("\n")[0], width)
+        assert verdict_rows > 1 and lines == [verdict_rows + 3]  # the USS line, under the verdict's rows
         assert term.differences(_full(app)) == []
 
 

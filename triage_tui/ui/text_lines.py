@@ -49,6 +49,8 @@ class TextLines(Widget):
         self.refresh(layout=not same_height)
 
     def _wrap(self, text: Text, width: int) -> list[Text]:
+        if _one_line(text, width) and "\t" not in text.plain:  # the usual: the line as rich would wrap it
+            return [text]
         return list(text.wrap(self.app.console, max(1, width))) or [Text()]
 
     def render(self) -> Text:

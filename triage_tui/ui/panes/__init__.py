@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -133,6 +134,10 @@ def _changed_rows(widget: RowsStatic, shown: Text, text: Text, width: int) -> li
     if (shown.style, shown.justify, shown.overflow, shown.no_wrap) != (text.style, text.justify, text.overflow,
                                                                         text.no_wrap):
         return None
+    if shown.spans == text.spans:  # the usual: figures moved in place (a Text's split is the dearer part)
+        quick = _changed_plain_rows(widget, shown.plain.split("\n"), text.plain.split("\n"), width)
+        if quick is not None:
+            return quick
     old, new = shown.split("\n", allow_blank=True), text.split("\n", allow_blank=True)
     if len(old) != len(new):
         return None
@@ -145,6 +150,30 @@ def _changed_rows(widget: RowsStatic, shown: Text, text: Text, width: int) -> li
             out.append((row, rows))
         row += rows
     return out
+
+
+def _changed_plain_rows(widget: RowsStatic, old: list[str], new: list[str], width: int) -> list[tuple[int, int]] | None:
+    """`_changed_rows` for two texts with the same spans, when every line keeps its length (so each line
+    keeps its styles, at the same offsets): the lines whose characters differ, each taking as many rows as
+    before, without splitting the Texts (the dearer part); else None."""
+    if len(old) != len(new):
+        return None
+    out, row = [], 0
+    for a, b in zip(old, new, strict=True):
+        if len(a) != len(b):
+            return None
+        rows = _plain_rows(widget, a, width)
+        if a != b:
+            if _plain_rows(widget, b, width) != rows:
+                return None
+            out.append((row, rows))
+        row += rows
+    return out
+
+
+def _plain_rows(widget: RowsStatic, line: str, width: int) -> int:
+    """`_rows` of a line given by its characters (a line's rows do not depend on its styles)."""
+    return 1 if cell_len(line) <= width else _rows(widget, Text(line), width)
 
 
 def update_static(widget: Static, text: Text) -> None:

@@ -126,7 +126,7 @@ class HypothesesPane(Pane):
                 if not _same(new.label, old.label):
                     node.set_label(new.label)
                 for leaf, a, b in zip(node.children, new.leaves, old.leaves, strict=True):
-                    if not _same(a, b):
+                    if a is not b and not _same(a, b):  # a wrapped line kept by _wrap is the same Text
                         leaf.set_label(a)
             self._spec = spec
             return
@@ -177,7 +177,8 @@ def _relabels(old: list[NodeSpec], new: list[NodeSpec], width: int = 0) -> bool:
         return False
     node_room, leaf_room = width - NODE_INDENT, width - LEAF_INDENT
     return all(n is o or (_width(n.label) <= max(_width(o.label), node_room)
-                          and all(_width(a) <= max(_width(b), leaf_room) for a, b in zip(n.leaves, o.leaves, strict=True)))
+                          and all(a is b or _width(a) <= max(_width(b), leaf_room)
+                                  for a, b in zip(n.leaves, o.leaves, strict=True)))
                for o, n in zip(old, new, strict=True))
 
 
@@ -251,7 +252,7 @@ def _spec(diagnosis: Diagnosis, changelog: Sequence[str], width: int = 76) -> li
         shown = [h for h in ordered if not folds(h)]
         folded = [h for h in ordered if folds(h)]
         for rank, h in enumerate(shown, 1):
-            spec.append(_node(rank, h, width))
+            spec.append(_node_of(rank, h, width))
         if folded:
             spec.append(_folded_node(tuple(folded), leaf_width))
     elif not diagnosis.observations:
@@ -288,6 +289,24 @@ def _folded_node(folded: tuple[Hypothesis, ...], leaf_width: int) -> NodeSpec:
                                         ("ruled out", any(h.status == "ruled out" for h in folded))) if hit)
     node = NodeSpec(Text(f"{len(folded)} more ({kinds})", style="dim"), FOLDED, False, tuple(leaves))
     _FOLDED_KEPT[:] = [(folded, leaf_width, node)]
+    return node
+
+
+_NODES_KEPT: dict[str, tuple[int, Hypothesis, int, NodeSpec]] = {}  # the last node made, by hypothesis id
+
+
+def _node_of(rank: int, h: Hypothesis, width: int) -> NodeSpec:
+    """`_node`, with the node of the very hypothesis object shown last time at the same rank and width
+    taken without a look-up: the engine hands on an unchanged hypothesis as last tick's object, and
+    `_node`'s cache hashes its key, which for a hypothesis is every field of it, each evidence row's
+    text included (a dozen of them each refresh, for nothing)."""
+    kept = _NODES_KEPT.get(h.id)
+    if kept is not None and kept[1] is h and kept[0] == rank and kept[2] == width:
+        return kept[3]
+    node = _node(rank, h, width)
+    if len(_NODES_KEPT) > 256:  # ids seen over a long watch: dropped at once, made again by _node's cache
+        _NODES_KEPT.clear()
+    _NODES_KEPT[h.id] = (rank, h, width, node)
     return node
 
 
