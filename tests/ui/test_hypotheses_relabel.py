@@ -112,3 +112,31 @@ async def test_a_folded_hypothesis_that_changes_is_shown_under_n_more(tmp_path):
         await pilot.pause()
         folded = next(n for n in tree.root.children if n.data == FOLDED)
         assert not any("a title that was not there before" in str(leaf.label) for leaf in folded.children)
+
+
+async def test_a_figure_under_a_collapsed_hypothesis_is_relabelled_and_shown_when_it_is_opened(tmp_path):
+    """A leaf under a collapsed node gets its new text without a refresh of its line (it is on none): the
+    node's leaves hold the new text, and opening the node shows it, not the old one."""
+    incident = fixture_incident(build_snapshots(20), preload=10)
+    app = make_app(incident, str(tmp_path), live=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(HypothesesPane)
+        tree = app.query_one(HypothesisTree)
+        moment = app.shown_moment()
+        assert moment is not None and moment.diagnosis.hypotheses and moment.diagnosis.hypotheses[0].evidence
+        pane.show(View(_with_idle(moment, 9), (moment,)))
+        await settle(pilot)
+        first = tree.root.children[0]
+        first.collapse()
+        await settle(pilot)
+        leaves = [id(leaf) for leaf in first.children]
+        pane.show(View(_with_idle(moment, 10), (moment,)))
+        await settle(pilot)
+        assert [id(leaf) for leaf in first.children] == leaves  # relabelled, not rebuilt
+        assert any("every rank idle for 10 s" in str(leaf.label) for leaf in first.children)
+        assert "every rank idle for" not in screen_text(app)  # collapsed: not on screen
+        first.expand()
+        await settle(pilot)
+        shot = screen_text(app)
+        assert "every rank idle for 10 s" in shot and "every rank idle for 9 s" not in shot
