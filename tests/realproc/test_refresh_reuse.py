@@ -455,3 +455,43 @@ def test_the_straight_row_of_a_process_that_ran_equals_the_general_paths(sleeper
     finally:
         straight.close()
         general.close()
+
+
+def test_a_process_that_ran_shows_the_status_it_has_now_whether_its_head_moved_or_not(
+        sleeper: Sleeper, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that ran has its status read again every tick; when the status's head (Name .. RssShmem) is byte
+    for byte last read's, only its context switches are parsed (parse_status_numbers_again). Either way the row
+    shows what the status says now: after it opened a file (its head as it was: the kept head reused, the context
+    switches moved) and after it wrote 16 MiB (its head moved: parsed whole, the new RSS shown). A first read
+    keeps no head (an idle process's status is not read again)."""
+    from triage_tui.collect import process_ran
+    from triage_tui.parse.procfs import parse_status_numbers
+
+    monkeypatch.setattr(process_ran, "MIN_CPU_WINDOW_S", 0.0)  # the straight way over any window: no waiting here
+    monkeypatch.setattr(processes_module, "MIN_CPU_WINDOW_S", 0.0)
+    pid = sleeper.proc.pid
+    collector = ProcessCollector()
+
+    def status_now() -> object:
+        with open(f"/proc/{pid}/status") as f:
+            return parse_status_numbers(f.read())
+
+    try:
+        sleeper.wait_asleep()
+        (first,) = collector.collect([pid])
+        assert collector._previous[pid].status_head is None  # noqa: SLF001 - read once: nothing kept
+        heads = []
+        for step in (sleeper.open_file, sleeper.open_file, sleeper.grow):
+            step()
+            sleeper.wait_asleep()
+            (row,) = collector.collect([pid])
+            now = status_now()  # asleep on its pipe since: the status it had at the tick
+            assert (row.ctx_voluntary, row.ctx_involuntary, row.rss_bytes, row.rss_anon_bytes, row.vms_bytes) == (
+                now.ctx_voluntary, now.ctx_involuntary, now.rss, now.rss_anon, now.vms)  # type: ignore[attr-defined]
+            assert row.ctx_voluntary_delta >= 1  # type: ignore[operator]  # it ran
+            heads.append(collector._previous[pid].status_head)  # noqa: SLF001 - what the next status is compared with
+        opened, again, grown = heads
+        assert opened is not None and again is opened  # the second file: the head as it was, reused
+        assert grown is not opened and grown is not None and grown[1].rss >= first.rss_bytes + (16 << 20)  # type: ignore[operator]
+    finally:
+        collector.close()

@@ -91,3 +91,58 @@ def test_io_bytes_from_the_kernel_layout_and_from_other_text() -> None:
     assert parse_io_bytes("write_bytes: 3\nread_bytes: 2\ncancelled_write_bytes: 9\n") == (2, 3)
     assert parse_io_bytes("rchar: 1\ncancelled_write_bytes: 9\n") == (None, None)  # never the cancelled line
     assert parse_io_bytes("") == (None, None)
+
+
+def test_parsed_again_equals_a_whole_parse_with_or_without_the_last_head() -> None:
+    # parse_status_numbers_again gives what parse_status_numbers gives, for every status on this machine: with
+    # nothing kept, with its own head kept, and with the head of another process's status
+    import os
+
+    from triage_tui.parse.procfs import parse_status_numbers_again
+
+    texts = []
+    for name in os.listdir("/proc"):
+        if name.isdecimal():
+            try:
+                with open(f"/proc/{name}/status") as f:
+                    texts.append(f.read())
+            except OSError:
+                continue
+    other = parse_status_numbers_again(LIVE, None)[1]
+    assert other is not None
+    kept = 0
+    for text in texts:
+        whole = parse_status_numbers(text)
+        first, head = parse_status_numbers_again(text, None)
+        assert first == whole and parse_status_numbers_again(text, other)[0] == whole
+        if head is not None:
+            kept += 1
+            assert parse_status_numbers_again(text, head) == (whole, head)
+    assert kept  # live user processes are in the kernel's layout (this test's own, at least)
+
+
+def test_a_status_with_the_same_head_has_only_its_context_switches_parsed() -> None:
+    from triage_tui.parse.procfs import parse_status_numbers_again
+
+    numbers, head = parse_status_numbers_again(LIVE, None)
+    assert head is not None and head[0].endswith("RssShmem:\t     500 kB") and head[1] == numbers
+    woke = LIVE.replace("voluntary_ctxt_switches:\t17\nnonvoluntary_ctxt_switches:\t3",
+                        "voluntary_ctxt_switches:\t18\nnonvoluntary_ctxt_switches:\t4")
+    again, kept = parse_status_numbers_again(woke, head)
+    assert again == parse_status_numbers(woke) and (again.ctx_voluntary, again.ctx_involuntary) == (18, 4)
+    assert kept is head
+    # the head's figures are the kept ones, not parsed again: kept figures that were never this head's show
+    fake = head[1]._replace(rss=1, name="kept")
+    assert parse_status_numbers_again(woke, (head[0], fake))[0] == fake._replace(ctx_voluntary=18, ctx_involuntary=4)
+
+
+def test_a_head_that_moved_is_parsed_whole() -> None:
+    from triage_tui.parse.procfs import parse_status_numbers_again
+
+    _, head = parse_status_numbers_again(LIVE, None)
+    for moved in (LIVE.replace("VmRSS:\t    8000 kB", "VmRSS:\t    9000 kB"),  # it allocated
+                  LIVE.replace("RssShmem:\t     500 kB\n", "RssShmem:\t     500 kB1\n"),  # the head's line goes on
+                  LIVE.replace("Name:\tpython3 worker", "Name:\tpython3 w0rker"),  # it renamed itself
+                  LIVE.replace("voluntary_ctxt_switches:\t17", "voluntary_ctxt_switches:\tx")):  # a tail it can't read
+        got, kept = parse_status_numbers_again(moved, head)
+        assert got == parse_status_numbers(moved) and kept is not head

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Optional
 
 from ..model.snapshot import ProcessInfo
-from ..parse.procfs import ProcStat, parse_io_bytes, parse_status_numbers
+from ..parse.procfs import ProcStat, parse_io_bytes, parse_status_numbers_again
 from .held_files import HeldProcFiles
 from .proc_table import CLOCK_TICKS, read_text
 from .process_reads import open_fd_count, user_name
@@ -43,7 +43,7 @@ def ran_row(pid: int, stat: ProcStat, before: Sample, now: float, cmdline: tuple
     starttime = stat.starttime
     try:
         reads["status"] += 1
-        status = parse_status_numbers(read_text(f"{base}/status"))
+        status, status_head = parse_status_numbers_again(read_text(f"{base}/status"), before.status_head)
         reads["io"] += 1
         read_bytes, write_bytes = parse_io_bytes(held.read(pid, starttime, "io").decode("ascii", "replace"))
         if stat.state == "R":
@@ -83,4 +83,5 @@ def ran_row(pid: int, stat: ProcStat, before: Sample, now: float, cmdline: tuple
     before.read_bytes, before.write_bytes, before.io = read_bytes, write_bytes, (read_bytes, write_bytes)
     before.state, before.wchan, before.status, before.rss_pages = stat.state, wchan, status, stat.rss_pages
     before.run_count, before.stat, before.row, before.quiet, before.extra = run_count, stat, row, False, None
+    before.status_head = status_head
     return row

@@ -15,7 +15,7 @@ from typing import Optional
 
 from ..model.snapshot import ProcessInfo
 from ..model.unavailable import Unavailable
-from ..parse.procfs import ProcStat, StatusNumbers
+from ..parse.procfs import ProcStat, StatusHead, StatusNumbers
 
 
 @dataclass
@@ -43,6 +43,9 @@ class Sample:  # mutable: an unchanged process's sample is carried forward in pl
     quiet: bool = False  # `row` was built by the not-run path: zero deltas, PSS figures from `extra`
     extra: Optional[Mapping[str, object]] = None  # the PSS fields `row` was built with (None: none)
     stat: Optional[ProcStat] = None  # the /proc pass's ProcStat `row` was last built or carried with
+    # the head of a status read of it and the figures parsed from that status (parse_status_numbers_again): a
+    # status that begins with the same head has only its context switches parsed
+    status_head: Optional[StatusHead] = None
 
 
 # CPU % is measured over at least this long: the kernel counts CPU time in clock ticks (10 ms), so

@@ -40,7 +40,7 @@ from typing import Optional
 
 from ..model.snapshot import ExitedProcess, ProcessInfo
 from ..model.unavailable import Maybe, Unavailable, unavailable_from_error
-from ..parse.procfs import ProcStat, StatusNumbers, parse_stat, parse_status_numbers
+from ..parse.procfs import ProcStat, StatusNumbers, parse_stat, parse_status_numbers_again
 from .held_files import HeldProcFiles
 from .proc_table import CLOCK_TICKS, ProcTable, boot_time, read_cmdline, read_text
 from .process_figures import cheap_reads, io_figures, status_figures
@@ -213,12 +213,16 @@ class ProcessCollector:
             row = self._unchanged_row(stat, before, now, cmdline, extra)
             if row is not None:
                 return row, before
+        status_head = before.status_head if before is not None else None
         try:
             if unchanged and before is not None:
                 status = before.status
             else:
                 self.reads["status"] += 1
-                status = parse_status_numbers(read_text(f"{base}/status"))
+                status, head = parse_status_numbers_again(read_text(f"{base}/status"), status_head)
+                # a process read for the first time keeps no head: most never run again (an idle tree's status is
+                # not read again), and a head is ~0.7 KB; the first time it runs, ran_row keeps one
+                status_head = head if before is not None else None
         except OSError as exc:
             status_error = _denied_or_gone(exc, "status")
             if isinstance(exc, (FileNotFoundError, ProcessLookupError)):
@@ -279,7 +283,7 @@ class ProcessCollector:
             exit_hidden=stat.state == "Z" and stat.exit_code is not None and not zombie_code_readable,
             state=stat.state, threads=stat.num_threads, wchan=wchan if isinstance(wchan, str) else None,
             io=(io[1], io[2]) if io[1] is not None and io[2] is not None else None,
-            status=status, rss_pages=stat.rss_pages, run_count=run_count, stat=stat,
+            status=status, rss_pages=stat.rss_pages, run_count=run_count, stat=stat, status_head=status_head,
         )
         sample.row = ProcessInfo(**info)  # type: ignore[arg-type]
         return sample.row, sample
