@@ -208,8 +208,9 @@ def _short(url: str) -> str:
     return f"{parts[3]}/{parts[4]}#{parts[6]}" if len(parts) > 6 else url
 
 
-def write(cases: list[Case], chosen: dict[str, set[str]]) -> None:
-    path = ROOT / "triage_tui" / "parse" / "prose_mined.py"
+def write(cases: list[Case], chosen: dict[str, set[str]], path: Path | None = None) -> None:
+    """Write the rows into the module holding MINED (prose_mined.py until the nineteenth pass moved the table)."""
+    path = path or ROOT / "triage_tui" / "parse" / "prose_mined.py"
     rows = []
     for cause in sorted(chosen):
         for p in sorted(chosen[cause]):

@@ -1,0 +1,72 @@
+"""The nineteenth pass's selection (issue 15): the fifteenth pass's rule, unchanged, over the 18 seen sets.
+
+    python3 bench/paste_selection_19.py            # the report: the rows chosen from all seen sets, LOSO per set
+    python3 bench/paste_selection_19.py --write    # and write them to triage_tui/parse/prose_mined_table.py
+    python3 bench/paste_selection_19.py --ranked   # the one general change chosen in advance (see RANKED below)
+
+The rule, its parameters (>= 3 sets, >= 2 projects, more of the cause's cases than of all others' together, 1-3
+words, 0.05 each, moving no seen case from right to wrong), the engine's simulation and the eighteenth pass's scoring
+(each distinct phrase found a row, at most COUNTED a cause) are those of bench/paste_selection_15.py and
+bench/paste_selection_18.py, imported, not copied: only the list of seen sets grows (cases-18 was scored once and is
+seen now). The parameters were not chosen again. The sets are an explicit list (never a glob of tests/corpus: fresh
+held-out sets sit beside them and must stay unopened).
+
+RANKED, the one general change chosen in advance (the eighteenth pass named it): the mined phrases count wherever the
+other evidence ranks no cause, not only where the readers found nothing a rule weighs (paste-no-other-evidence): a
+paste where some rule weighs something (a finding, or evidence against a cause) but no cause is ranked is silent today.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SEEN = ("cases", "cases-2", "cases-3", "cases-4", "cases-5", "cases-6", "cases-7", "cases-8", "cases-9", "cases-10",
+        "cases-11", "cases-12", "cases-13", "cases-14", "cases-15", "cases-16", "cases-17", "cases-18")
+
+
+def _module(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
+    if spec.name not in sys.modules:
+        sys.modules[spec.name] = module  # its dataclass looks its module up there
+        spec.loader.exec_module(module)
+    return module
+
+
+PASS18 = _module("paste_selection_18")  # the eighteenth pass's scoring (counting), over RULE
+RULE = PASS18.RULE
+RULE.SEEN = PASS18.SEEN = SEEN  # load(), report() and top3() read the modules' lists
+TABLE = ROOT / "triage_tui" / "parse" / "prose_mined_table.py"
+
+
+def _ranked_gate(case, add) -> list[str]:
+    """The eighteenth pass's ranking (each phrase found a row) with the gate RANKED: the phrases count where the other
+    evidence ranks no cause (whatever the readers found), not only where nothing a rule weighs was found."""
+    if add and PASS18._counted_ranked(case, {}):
+        add = {}
+    known = case.known
+    object.__setattr__(case, "known", False)  # the old gate off: the one above decides
+    try:
+        return PASS18._counted_ranked(case, add)
+    finally:
+        object.__setattr__(case, "known", known)
+
+
+def write(cases, chosen) -> None:
+    """RULE.write, to the table's own module (prose_mined.py holds the code that reads it)."""
+    RULE.write(cases, chosen, TABLE)
+
+
+if __name__ == "__main__":
+    with PASS18.counting(True):
+        if "--ranked" in sys.argv:
+            RULE.ranked = _ranked_gate
+        seen = RULE.load()
+        picked = RULE.report(seen)
+        PASS18.top3(seen)
+        if "--write" in sys.argv:
+            write(seen, picked)
