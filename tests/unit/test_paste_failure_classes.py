@@ -289,10 +289,15 @@ def test_no_space_in_a_container_with_dockers_default_shm_is_shm_exhausted() -> 
             "`docker run -it --name zhaomegatron -v /jfs/yuzhe.zhao:/home/zyz --gpus all nvcr.io/nvidia/pytorch:23.09-py3`\n")
     ranked = [h.id for h in diagnose_text(text).diagnosis.hypotheses if h.score > 0]
     assert ranked[:1] == ["shm-exhausted"]
-    # the same failure in a container given a bigger /dev/shm (or the host's): the disk, not shared memory
+    # the same failure in a container given a bigger /dev/shm (or the host's): the disk, not shared memory. No
+    # hand-written row ranks shm-exhausted there; since the nineteenth pass (the mined phrases count wherever no other
+    # evidence ranks a cause) the phrases it shares with seen shm cases may, at their weight only ("unlikely")
     for flag in ("--shm-size=16g", "--ipc=host"):
         other = text.replace("--gpus all", f"--gpus all {flag}")
-        assert "shm-exhausted" not in [h.id for h in diagnose_text(other).diagnosis.hypotheses if h.score > 0]
+        for h in diagnose_text(other).diagnosis.hypotheses:
+            if h.id == "shm-exhausted" and h.score > 0:
+                assert h.status == "unlikely" and all(e.observation.startswith("told-phrase-") for e in h.evidence
+                                                      if e.weight > 0), [e.observation for e in h.evidence]
     assert [s.id for s in scan_line("OSError: [Errno 28] No space left on device")] == ["log-no-space"]
 
 

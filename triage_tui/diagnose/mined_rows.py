@@ -1,7 +1,8 @@
 """The rule rows of the mined lexicon (parse/prose_mined.py): one per cause, worth a quarter of a breadth row (0.05
-against 0.2), and counted only where nothing else in a paste is evidence for a cause (`paste-no-other-evidence`,
-diagnose/pasted_text.py): a phrase shared with the seen cases of a cause is the weakest evidence there is, so it
-never moves an answer other evidence gives, and a paste that shares only such phrases ranks a cause instead of none.
+against 0.2), and counted only where the other evidence in a paste ranks no cause (`paste-no-other-evidence`,
+diagnose/pasted_text.py; before the nineteenth pass only where the readers found nothing a rule weighs): a phrase
+shared with the seen cases of a cause is the weakest evidence there is, so it never moves an answer other evidence
+gives, and a paste that shares only such phrases ranks a cause instead of none.
 Each distinct phrase of a cause found is a row of its own, up to COUNTED (3) per cause (the eighteenth pass): where
 phrases of several causes are found, the cause that shares more of them ranks first; where the counts tie, the
 catalogue's order decides (said by the equal scores).

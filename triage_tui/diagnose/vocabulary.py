@@ -89,7 +89,7 @@ _ALL: tuple[ObservationKind, ...] = (
             ("prose-cpu-busy", "prose quotes the CPU busy"),
             ("prose-stuck", "prose says it is stuck (for hours)"),
             ("prose-rss", "prose quotes an RSS figure"),
-            ("paste-no-other-evidence", "no reader found evidence for a cause in the paste: the mined phrases count"),
+            ("paste-no-other-evidence", "the other evidence in the paste ranks no cause: the mined phrases count"),
             ("pasted-code", "a Python script pasted (code, not its output) and the library calls it makes"),
             ("vmstat-blocked", "vmstat counts processes blocked in uninterruptible I/O"),
             ("socket-connecting", "a pasted ss/netstat shows a connect nothing answers (SYN-SENT)"),
