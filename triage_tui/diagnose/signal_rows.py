@@ -137,4 +137,8 @@ SIGNAL_ROWS: tuple[Row, ...] = (
         "with SIGBUS)"),
     Row("crashed-worker", "log-no-space & log-worker-exited & !log-shm-sized", -0.2, "the exit follows a write that "
         "failed for lack of space"),
+    # the nineteenth pass: readers of documented tool output (parse/signal_lexicon.py)
+    Row("deadlock", "log-jvm-deadlock", 0.7, "the JVM's own deadlock detector found a cycle of threads and monitors"),
+    Row("gpu-lost", "log-nvml-init-failed & !log-gpu-unreachable", 0.3, "NVML cannot start: a GPU the driver cannot "
+        "reach (or a container not given its devices); weak, so any other cause's evidence decides"),
 )

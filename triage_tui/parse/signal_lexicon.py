@@ -368,6 +368,14 @@ LEXICON: tuple[Signal, ...] = (
        r"[^\n|]{0,200}?\d{1,3}%\s?\|[^|\n]{0,80}\|\s?[\d.]{1,12}[kMG]?/[\d.]{1,12}[kMG]?\s?"
        r"\[(?:\d{1,4}:\d{2}:\d{2}|[1-5]\d:\d{2})<",
        "https://github.com/tqdm/tqdm (bar_format); https://github.com/ultralytics/ultralytics/issues/16949", flags=0),
+    # --- the nineteenth pass (issue 15): tool output whose format is documented, from cases-18's misses. HotSpot's
+    # thread dump (jstack, jcmd Thread.print) ends with its deadlock detector's verdict; NVML's own message when it
+    # cannot start (nvidia-smi, DCGM's nv-hostengine, a container given --gpus), not a driver/library mismatch
+    _s("log-jvm-deadlock", "the JVM's deadlock detector found threads each waiting for a monitor another holds (jstack)",
+       r"Found one Java-level deadlock:|^Found \d{1,6} deadlocks?\.$", "https://github.com/spotify/threaddump-analyzer/issues/12",
+       flags=0),
+    _s("log-nvml-init-failed", "NVML failed to initialise: the driver cannot reach a GPU (nvidia-smi, DCGM, --gpus)",
+       r"Failed to initialize NVML(?!: Driver/library version mismatch)", "https://github.com/NVIDIA/dcgm-exporter/issues/46"),
     # --- generic last
     _s("log-traceback", "a traceback", r"^Traceback \(most recent call last\)|^\w{0,60}(?:Error|Exception): ",
        "https://github.com/pytorch/pytorch/issues/55571", generic=True, flags=0),
