@@ -149,6 +149,11 @@ def kernel_thread(pid: int, tid: int, proc: str = "/proc") -> Optional[ThreadSta
         except OSError:  # /stack needs root; /syscall needs ptrace read access
             return ""
 
+    # syscall before wchan: the kernel answers a syscall read only once the task is off its CPU and off its run
+    # queue (it dequeues one the scheduler kept queued after it went to sleep: the delayed dequeue of Linux 6.12
+    # on), and prints wchan "0" for a task still queued; read first, a thread that has just gone to sleep would
+    # show no wait channel and group apart from its siblings asleep in the same place
+    syscall = syscall_name(optional("syscall"))
     wchan = optional("wchan").strip()
     return ThreadStack(
         pid=pid,
@@ -157,7 +162,7 @@ def kernel_thread(pid: int, tid: int, proc: str = "/proc") -> Optional[ThreadSta
         status="active" if state == "R" else "idle",
         kernel_state=state,
         kernel_wchan="" if wchan == "0" else wchan,
-        kernel_syscall=syscall_name(optional("syscall")),
+        kernel_syscall=syscall,
         kernel_stack=kernel_stack_lines(optional("stack")),
     )
 

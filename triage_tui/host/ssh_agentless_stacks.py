@@ -63,11 +63,14 @@ _JOB = (
     "RUST_BACKTRACE=0 $to \"$spy\" dump --json --pid \"$p\" $flags > \"$o/$p.out\" 2> \"$o/$p.err\" < /dev/null; "
     "echo $? > \"$o/$p.rc\"; }"
 )
-# Every thread as `TID|WCHAN|SYSCALL|STAT` (stat last: only the comm inside it could hold a '|').
+# Every thread as `TID|WCHAN|SYSCALL|STAT` (stat printed last: only the comm inside it could hold a '|'), read in
+# the order thread_states.kernel_thread reads them: stat, then syscall, then wchan. A task that has just gone to
+# sleep can still be on its run queue (Linux 6.12's delayed dequeue), where wchan prints "0"; the syscall read
+# returns only once it is off it, so the wchan read after it names the wait.
 _TASKS = (
-    "tasks() { for t in /proc/$1/task/[0-9]*; do [ -d \"$t\" ] || continue; "
-    "printf '%s|%s|%s|%s\\n' \"${t##*/}\" \"$(cat \"$t/wchan\" 2>/dev/null)\" \"$(cat \"$t/syscall\" 2>/dev/null)\" "
-    "\"$(cat \"$t/stat\" 2>/dev/null)\"; done; }"
+    "tasks() { for t in /proc/$1/task/[0-9]*; do [ -d \"$t\" ] || continue; st=$(cat \"$t/stat\" 2>/dev/null); "
+    "sc=$(cat \"$t/syscall\" 2>/dev/null); "
+    "printf '%s|%s|%s|%s\\n' \"${t##*/}\" \"$(cat \"$t/wchan\" 2>/dev/null)\" \"$sc\" \"$st\"; done; }"
 )
 
 
