@@ -18,13 +18,14 @@ from triage_tui.diagnose.thresholds import Thresholds
 from triage_tui.host.base import CollectOptions
 from triage_tui.host.local import LocalHost
 
-# Forks 3 sleepers and 2 wakers (a little work every 50 ms); one sleeper exits after ~1 s and the launcher
-# forks its replacement: quiet rows, changing rows, a death and a late sibling in one tree.
+# Forks 3 sleepers and 2 wakers (a little work every 50 ms); one sleeper exits when the test says (a line on
+# stdin, once the test has seen it alive) and the launcher forks its replacement: quiet rows, changing rows, a
+# death and a late sibling in one tree.
 TREE = r'''
 import os, signal, sys, time
-def sleeper(life):
-    if life:
-        time.sleep(life)
+def sleeper(mortal):
+    if mortal:
+        sys.stdin.readline()
         os._exit(3)
     signal.pause()
 def waker():
@@ -32,10 +33,10 @@ def waker():
         sum(range(2000))
         time.sleep(0.05)
 kids = []
-for life in (0, 0, 1.0):
+for mortal in (False, False, True):
     pid = os.fork()
     if pid == 0:
-        sleeper(life)
+        sleeper(mortal)
     kids.append(pid)
 for _ in range(2):
     pid = os.fork()
@@ -45,22 +46,26 @@ for _ in range(2):
 sys.stdout.write("ready\n"); sys.stdout.flush()
 os.wait()
 if os.fork() == 0:
-    sleeper(0)
+    sleeper(False)
 signal.pause()
 '''
 
 
 def test_every_tick_equals_a_full_computation_on_a_real_changing_tree() -> None:
-    proc = subprocess.Popen([sys.executable, "-c", TREE], stdout=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-c", TREE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)
     host = LocalHost()
     th = Thresholds(idle_after_s=0.5)
     engine = DiagnosisEngine(th)
     try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        assert proc.stdin is not None and proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         target = host.resolve([str(proc.pid)])
         shared = changed = 0
         seen: set[str] = set()
-        for _ in range(12):
+        for tick in range(12):
+            if tick == 3:  # seen alive for three ticks, it dies now: after a set time, a busy machine's first
+                proc.stdin.write("die\n")  # tick could come too late to see it alive
+                proc.stdin.flush()
             snapshot = host.collect(target, CollectOptions(interval_s=0.25))
             previous = engine.history[-1] if engine.history else None
             if previous is not None:
@@ -84,3 +89,6 @@ def test_every_tick_equals_a_full_computation_on_a_real_changing_tree() -> None:
         host.close()
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                pipe.close()
