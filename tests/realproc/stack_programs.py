@@ -164,6 +164,12 @@ def wait_blocked(pid: int, tids: list[int] | None = None, deadline_s: float = 30
     raise AssertionError(f"threads {tids} of PID {pid} never blocked: {[thread_state(pid, t) for t in tids]}")
 
 
+def wait_all_blocked(pid: int, deadline_s: float = 30.0) -> None:
+    """wait_blocked for every thread of `pid` (a helper thread or a queue's feeder thread is still on its way to
+    its wait when the main thread blocks: a stack caught then differs from its siblings')."""
+    wait_blocked(pid, sorted(int(t) for t in os.listdir(f"/proc/{pid}/task")), deadline_s)
+
+
 def fake_pyspy(tmp_path: Any, body: str) -> str:
     """A py-spy stand-in: a bash script with `body`; `$REAL` is the real py-spy, `$PID` the target."""
     from triage_tui.collect.stacks import find_pyspy
