@@ -9,10 +9,16 @@ import sys
 
 from triage_tui.demo.incident import DemoIncident
 
+from .stack_programs import wait_all_blocked
+
 
 def test_stacks_on_the_demo_incident_call_out_the_odd_rank() -> None:
     with DemoIncident(workers=4, weights_mb=8) as demo:
         info = demo.info
+        # READY comes as each rank is about to block (its handshake is written just before its wait): on a busy
+        # machine a rank can still be on its way there, and its stack would group apart from its peers'
+        for pid in [info.launcher_pid, *info.worker_pids]:
+            wait_all_blocked(pid)
         argv = [sys.executable, "-m", "triage_tui", "stacks", str(info.launcher_pid)]
         text = subprocess.run(argv, capture_output=True, text=True, timeout=120)
         as_json = subprocess.run([*argv, "--json"], capture_output=True, text=True, timeout=120)

@@ -7,6 +7,8 @@ import os
 import socket
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 
 from triage_tui.collect.proc_table import read_proc_table, read_text
 from triage_tui.diagnose.engine import Diagnosis, DiagnosisEngine
@@ -100,8 +102,8 @@ def test_tcp_client_on_an_accepted_connection_that_never_answers() -> None:
 def test_wait4_on_a_stopped_child() -> None:
     with started(programs.WAIT_STOPPED) as info:
         settle_in([info["parent"]], ["wait4"])
-        while read_proc_table().stats[info["child"]].state != "T":
-            pass  # the child stops itself right after the fork; poll until it has
+        # the child stops itself right after the fork; poll until it has
+        poll_until(lambda: read_proc_table().stats[info["child"]].state == "T", "the child to stop itself")
         got = waits_of([info["parent"], info["child"]])
         assert got[info["parent"]].kind == "child" and got[info["parent"]].peer_pids == (info["child"],)
         assert "stopped" in got[info["parent"]].detail
@@ -312,8 +314,8 @@ def test_a_carried_idle_process_is_reread_once_it_has_run() -> None:
             objects.append(next(w.object for w in snap.waits if w.pid == reader.pid))
         assert len(set(objects)) == 1 and objects[0] == f"pipe:[{os.fstat(first_r).st_ino}]"
         os.write(first_w, b"x")
-        while main_fd(reader.pid) != second_r:
-            pass  # it woke, read the byte and now blocks on the second pipe
+        # it woke, read the byte and now blocks on the second pipe
+        poll_until(lambda: main_fd(reader.pid) == second_r, "the reader to block on its second pipe")
         snap = host.collect(target, CollectOptions())
         assert next(w.object for w in snap.waits if w.pid == reader.pid) == f"pipe:[{os.fstat(second_r).st_ino}]"
     finally:
@@ -322,6 +324,16 @@ def test_a_carried_idle_process_is_reread_once_it_has_run() -> None:
         reader.wait()
         for fd in (first_r, first_w, second_r, second_w):
             os.close(fd)
+
+
+def poll_until(condition: Callable[[], bool], what: str, tries: int = 12000) -> None:
+    """Until `condition` holds, yielding the CPU between looks (a bare spin starves the very child it waits for
+    on a busy two-core machine); a count of tries, then a clear failure."""
+    for _ in range(tries):
+        if condition():
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"waited {tries} tries for {what}")
 
 
 def main_fd(pid: int) -> int:
@@ -381,8 +393,8 @@ def test_a_process_that_runs_and_sleeps_again_in_the_same_call_keeps_its_wait_an
         assert fresh == again and fresh is not again  # what a read with nothing carried says
         with open(flag, "w"):
             pass
-        while main_fd(sleeper.pid) != read_end:
-            pass  # it left the loop and blocks on the pipe
+        # it left the loop and blocks on the pipe
+        poll_until(lambda: main_fd(sleeper.pid) == read_end, "the sleeper to block on its pipe")
         snap = host.collect(target, CollectOptions())
         now = next(w for w in snap.waits if w.pid == sleeper.pid and w.tid == sleeper.pid)
         assert now.kind == "pipe" and now.object == f"pipe:[{os.fstat(read_end).st_ino}]"
