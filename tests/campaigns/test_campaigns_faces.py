@@ -235,6 +235,16 @@ def _ssh_mode(campaign: Campaign, node, sleeper_tree: subprocess.Popen, pwned: P
 
 
 # ---------------------------------------------------------------- 7. resource safety
+def _spies_on(pid: int) -> list[psutil.Process]:
+    """The py-spys running on `pid` (triage runs each as `py-spy dump --pid PID ...`)."""
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        cmdline = p.info["cmdline"] or []
+        if cmdline and os.path.basename(cmdline[0]) == "py-spy" and str(pid) in cmdline:
+            found.append(p)
+    return found
+
+
 def test_campaign_resource_safety(campaign: Campaign) -> None:
     def ours_in_tmp() -> set[str]:
         return {n for n in os.listdir("/tmp") if n.startswith(("triage-agent.", "triage-stacks.", "triage-pyspy."))}
@@ -257,8 +267,10 @@ def test_campaign_resource_safety(campaign: Campaign) -> None:
                     proc.kill()
                     proc.wait()
                     return f"{sig.name} did not end triage"
-                # a py-spy a SIGKILLed triage had started finishes its dump and exits by itself: wait for it
-                _, alive = psutil.wait_procs(children, timeout=60)
+                # a py-spy a SIGKILLed triage had started finishes its dump and exits by itself: wait for it, and for
+                # one it started between the listing above and the signal (its dump holds the target stopped, t)
+                late = [p for p in _spies_on(sleeper.pid) if p.pid not in {c.pid for c in children}]
+                _, alive = psutil.wait_procs([*children, *late], timeout=60)
                 left = [c.pid for c in alive if c.status() != psutil.STATUS_ZOMBIE]
                 if left:
                     return f"{sig.name} left processes {left}"
