@@ -79,7 +79,10 @@ def tools(interval_s: float = 1.0) -> list[Tool]:
 
 def measure(tool: Tool, farm_pid: int, window_s: float, interval_s: float, warmup_s: float = 4.0) -> tuple[float, int]:
     """(CPU seconds per second of watching, peak RSS bytes) of one run of `tool`."""
-    pane = TmuxPane(f"bench-{tool.key}-{os.getpid()}", tool.command(farm_pid, window_s, interval_s), env=tool.env)
+    # the tool's own run covers the warm-up too: headless `report` is given a duration, and one shorter than the
+    # warm-up had exited before the window opened (measured as 0 ms after a 60 s warm-up)
+    pane = TmuxPane(f"bench-{tool.key}-{os.getpid()}", tool.command(farm_pid, warmup_s + window_s, interval_s),
+                    env=tool.env)
     try:
         time.sleep(warmup_s)  # a measurement window, not a readiness wait: first frames are excluded
         pids = tree_of(pane.pid)
