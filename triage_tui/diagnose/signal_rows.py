@@ -141,4 +141,22 @@ SIGNAL_ROWS: tuple[Row, ...] = (
     Row("deadlock", "log-jvm-deadlock", 0.7, "the JVM's own deadlock detector found a cycle of threads and monitors"),
     Row("gpu-lost", "log-nvml-init-failed & !log-gpu-unreachable", 0.3, "NVML cannot start: a GPU the driver cannot "
         "reach (or a container not given its devices); weak, so any other cause's evidence decides"),
+    # the twentieth pass: readers of tool output whose wording a program fixes (parse/tool_output_rows.py), from the
+    # seen sets' misses. An abort on an uncaught C++ exception is a death, unless what it reports is a watchdog's
+    # timeout or a refused connect (the death is then the consequence of the wait, as those rows say)
+    Row("crashed-worker", "log-cxx-terminate & !log-nccl-timeout & !log-barrier-timeout & !log-connect-refused"
+        " & !log-nccl-error & !log-cuda-oom", 0.35, "a process aborted on an exception nobody caught (libstdc++'s "
+        "terminate handler)"),
+    Row("cpu-starved", "log-k8s-probe-failed & log-cpu-limited", 0.3, "a probe that fails while the container is held "
+        "below a core: it starts too slowly to answer before the kubelet kills it"),
+    Row("network-wait", "log-k8s-probe-failed & log-connect-refused", -0.35, "the refused connect is the kubelet's probe "
+        "of a container not listening yet, not a peer of the program"),
+    Row("gpu-hang", "log-gpu-tdr", 0.5, "Windows' display-driver watchdog reset the GPU under a job that ran too long"),
+    Row("gpu-hang", "log-cuda-unknown-at-sync & !log-gpu-unreachable & !log-nvml-init-failed", 0.35, "the wait for a "
+        "kernel came back with CUDA's unknown error: the kernel was cut off (TDR, a reset)"),
+    Row("gpu-hang", "log-metal-watchdog", 0.5, "macOS's GPU watchdog ended a command buffer the GPU did not finish"),
+    Row("gpu-hang", "log-gpu-wait-frame", 0.4, "a thread waits for a Metal command buffer the GPU never completes"),
+    Row("stopped", "log-frozen", 0.6, "the cgroup freezer holds every process in it: none runs until thawed"),
+    Row("event-never-fires", "log-attach-refused & !log-segfault & !log-worker-exited", 0.25, "a debugger refused by "
+        "ptrace: whatever waits for it to attach and finish (a tool that drives gdb) waits for ever; weak"),
 )

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .tool_output_rows import TOOL_OUTPUT_ROWS
+
 
 @dataclass(frozen=True)
 class Signal:
@@ -376,6 +378,8 @@ LEXICON: tuple[Signal, ...] = (
        flags=0),
     _s("log-nvml-init-failed", "NVML failed to initialise: the driver cannot reach a GPU (nvidia-smi, DCGM, --gpus)",
        r"Failed to initialize NVML(?!: Driver/library version mismatch)", "https://github.com/NVIDIA/dcgm-exporter/issues/46"),
+    # --- the twentieth pass (issue 15): readers of tool output whose wording a program fixes (parse/tool_output_rows.py)
+    *(_s(oid, means, pattern, source, flags=flags) for oid, means, pattern, source, flags in TOOL_OUTPUT_ROWS),
     # --- generic last
     _s("log-traceback", "a traceback", r"^Traceback \(most recent call last\)|^\w{0,60}(?:Error|Exception): ",
        "https://github.com/pytorch/pytorch/issues/55571", generic=True, flags=0),
