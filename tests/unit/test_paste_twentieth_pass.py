@@ -148,3 +148,27 @@ def test_a_debugger_refused_by_ptrace_leaves_its_driver_waiting() -> None:
     assert _causes(evidence)[:1] == [cause] == ["event-never-fires"]
     # strace's own refusal (https://github.com/hishamhm/htop/issues/131) is another tool's message, not read here
     assert "log-attach-refused" not in _ids("strace: attach: ptrace(PTRACE_ATTACHE,...) Operation not permitted\n")
+
+
+def test_cargos_lock_wait_is_a_lock_and_ollamas_load_timeout_a_load() -> None:
+    # https://github.com/rust-lang/cargo/issues/2566 and https://github.com/getzola/zola/issues/179 (Cargo's status line)
+    for line in ("$ cargo build\n    Blocking waiting for file lock on the git database\n",
+                 "    Blocking waiting for file lock on build directory\n"):
+        assert "log-file-lock" in _ids(line) and _causes(line)[:1] == ["stale-file-lock"], line
+    # the seen miss (cases-16 cargo-15094, read as an OOM from its prose before)
+    evidence, cause = _seen("cases-16", "cargo-15094-package-cache-permanently-locked-after-oom.md")
+    assert _causes(evidence)[:1] == [cause] == ["stale-file-lock"]
+    # Cargo's other status lines are no lock
+    assert "log-file-lock" not in _ids("   Compiling serde v1.0.130\n")
+    # https://github.com/ollama/ollama-python/issues/246 (Ollama's scheduler on a load past OLLAMA_LOAD_TIMEOUT)
+    line = ("The error I'm getting is `ollama._types.ResponseError: timed out waiting for llama runner to start - "
+            "progress 1.00 - `\n")
+    assert "log-runner-load-timeout" in _ids(line) and _causes(line)[:1] == ["still-loading"]
+    # https://github.com/ollama/ollama/issues/4131 (the older wording, with nothing after the colon)
+    assert "log-runner-load-timeout" in _ids("$ ollama run llama3:70b-instruct-q8_0\n"
+                                             "Error: timed out waiting for llama runner to start:\n")
+    for name in ("ollama-8470-timed-out-waiting-for-llama-runner-large-model-slow-load.md",):
+        evidence, cause = _seen("cases-16", name)
+        assert _causes(evidence)[:1] == [cause] == ["still-loading"]
+    # the same scheduler's message for a runner that died is not a load that takes long
+    assert "log-runner-load-timeout" not in _ids("Error: llama runner process has terminated: exit status 2\n")

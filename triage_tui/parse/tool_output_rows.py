@@ -33,6 +33,18 @@ TOOL_OUTPUT_ROWS: tuple[ToolRow, ...] = (
      r"\bWaiting for another process (?:\(pid:? ?\d{1,10}\) )?to (?:finish precompiling|precompile)\b"
      r"|\bBeing precompiled by another process\b|\battempting to remove probably stale pidfile\b",
      "https://github.com/JuliaLang/julia/pull/49052; https://github.com/JuliaLang/julia/issues/50746", 0),
+    # Cargo's status line while another process holds one of its locks (src/cargo/util/flock.rs: "Blocking waiting for
+    # file lock on {}"): the package cache, the registry index, the build directory, the git database
+    ("log-file-lock", "waiting on a lock file (one left by a killed run blocks every later one)",
+     r"\bBlocking waiting for file lock on (?:the )?(?:package cache|registry index|build directory|git database"
+     r"|crate metadata|artifact directory)\b",
+     "https://github.com/rust-lang/cargo/issues/2566; https://github.com/getzola/zola/issues/179", 0),
+    # Ollama's scheduler gives up on a model whose load made no progress within its load timeout (llm/server.go,
+    # OLLAMA_LOAD_TIMEOUT: "timed out waiting for llama runner to start - progress 0.00 - "): the weights are still
+    # being read (a large model, slow storage, swap), not a runner that died ("llama runner process has terminated")
+    ("log-runner-load-timeout", "Ollama timed out waiting for a model's runner to finish loading it (its load timeout)",
+     r"\btimed out waiting for llama runner to start\b",
+     "https://github.com/ollama/ollama-python/issues/246; https://github.com/ollama/ollama/issues/4131", 0),
     # the kubelet's events for a probe that failed (pkg/kubelet/prober: "Liveness probe failed: <output>", and the
     # container "failed liveness probe, will be restarted"): the container did not answer its probe in time; a
     # refused connect in that line is the kubelet's, to a container not listening yet
