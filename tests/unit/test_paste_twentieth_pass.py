@@ -172,3 +172,24 @@ def test_cargos_lock_wait_is_a_lock_and_ollamas_load_timeout_a_load() -> None:
         assert _causes(evidence)[:1] == [cause] == ["still-loading"]
     # the same scheduler's message for a runner that died is not a load that takes long
     assert "log-runner-load-timeout" not in _ids("Error: llama runner process has terminated: exit status 2\n")
+
+
+def test_a_jvm_thread_blocked_on_a_monitor_is_weak_evidence_of_a_deadlock() -> None:
+    # https://github.com/adoptium/adoptium-support/issues/1392 (a jstack excerpt: main blocked on a JarFile monitor)
+    text = ('"main" ... BLOCKED (on object monitor)\n  at java.util.jar.JarFile.ensureInitialization(...)\n'
+            "  - waiting to lock <0x00000000c02fae78> (a java.util.jar.JarFile)\n")
+    assert "log-jvm-monitor-wait" in _ids(text)
+    (h,) = [h for h in diagnose_text(text).diagnosis.hypotheses if h.id == "deadlock"]
+    assert 0 < h.score < 0.5  # weak: a holder that is slow, not waiting, reads the same
+    # the seen miss (cases-19 jajuk-1022: a Swing worker's dump cut before the JVM's detector line)
+    evidence, cause = _seen("cases-19", "jajuk-1022-refreshing-device-window-never-closes.md")
+    assert _causes(evidence)[:1] == [cause] == ["deadlock"]
+    # where the detector's verdict is there, it decides alone (this row adds nothing)
+    dump = (Path(__file__).parent / "fixtures" / "paste" / "jstack_openjdk17_found_one_deadlock.txt").read_text()
+    d = diagnose_text(dump).diagnosis
+    assert not any(e.observation == "log-jvm-monitor-wait" and e.weight > 0 for h in d.hypotheses for e in h.evidence)
+    # https://github.com/spotify/threaddump-analyzer/issues/11: a thread in Object.wait() (often idle) is not blocked
+    # entering a monitor, nor is a thread parked on a java.util.concurrent lock
+    assert "log-jvm-monitor-wait" not in _ids("        - waiting on <0x000000070006f990> (a sun.misc.GC$LatencyLock)\n")
+    assert "log-jvm-monitor-wait" not in _ids("\t- parking to wait for  <0x00000000c1a2b3c4> (a "
+                                              "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject)\n")

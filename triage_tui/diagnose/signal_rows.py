@@ -156,6 +156,8 @@ SIGNAL_ROWS: tuple[Row, ...] = (
         "kernel came back with CUDA's unknown error: the kernel was cut off (TDR, a reset)"),
     Row("gpu-hang", "log-metal-watchdog", 0.5, "macOS's GPU watchdog ended a command buffer the GPU did not finish"),
     Row("gpu-hang", "log-gpu-wait-frame", 0.4, "a thread waits for a Metal command buffer the GPU never completes"),
+    Row("deadlock", "log-jvm-monitor-wait & !log-jvm-deadlock", 0.25, "a JVM thread blocked entering a monitor another "
+        "holds; weak: a holder that is slow, not waiting, reads the same"),
     Row("still-loading", "log-runner-load-timeout", 0.45, "the model's load outlasted Ollama's load timeout: the weights "
         "were still being read"),
     Row("stopped", "log-frozen", 0.6, "the cgroup freezer holds every process in it: none runs until thawed"),

@@ -33,6 +33,13 @@ TOOL_OUTPUT_ROWS: tuple[ToolRow, ...] = (
      r"\bWaiting for another process (?:\(pid:? ?\d{1,10}\) )?to (?:finish precompiling|precompile)\b"
      r"|\bBeing precompiled by another process\b|\battempting to remove probably stale pidfile\b",
      "https://github.com/JuliaLang/julia/pull/49052; https://github.com/JuliaLang/julia/issues/50746", 0),
+    # HotSpot's thread dump (jstack, jcmd Thread.print, kill -3) under a frame whose thread is blocked entering a
+    # monitor another thread holds: "\t- waiting to lock <0x000000069e3693b8> (a java.lang.Object)" (openjdk's
+    # TestClhsdbJstackLock expects exactly that line). Not "- waiting on <0x...>" (a thread in Object.wait(), often an
+    # idle one) nor "- parking to wait for" (a java.util.concurrent lock or an idle pool worker)
+    ("log-jvm-monitor-wait", "a JVM thread is blocked entering a monitor another thread holds (a thread dump)",
+     r"^\s{0,16}- waiting to lock <0x[0-9a-fA-F]{1,16}>",
+     "https://github.com/openjdk/jdk/pull/19953; https://github.com/adoptium/adoptium-support/issues/1392", 0),
     # Cargo's status line while another process holds one of its locks (src/cargo/util/flock.rs: "Blocking waiting for
     # file lock on {}"): the package cache, the registry index, the build directory, the git database
     ("log-file-lock", "waiting on a lock file (one left by a killed run blocks every later one)",
