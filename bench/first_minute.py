@@ -25,6 +25,8 @@ first 24 s, 24–60 s, after 60 s) in ms of CPU per second of watching. Measurem
     BENCH_PROCESSES=1000 BENCH_INTERVAL=2 BENCH_SECONDS=90 python3 bench/first_minute.py
     BENCH_QUIET=1 ...                                   # the table alone, without the per-tick lines
     TRIAGE_SRC=/path/to/checkout ...                    # measure another checkout's code
+    BENCH_BEFORE=/path/to/older/checkout python3 bench/first_minute.py   # headless, both checkouts watching one
+                                                        # farm in the same seconds, half a tick apart (A/B)
 """
 
 from __future__ import annotations
@@ -146,14 +148,14 @@ def note_smaps_split() -> None:
     SPLIT.update(user=int(rest[11]) * 1000 / tck, system=int(rest[12]) * 1000 / tck)
 
 
-def headless(farm: int, interval: float, seconds: float) -> list[dict[str, float]]:
+def headless(farm: int, interval: float, seconds: float, start: float | None = None) -> list[dict[str, float]]:
     scratch = tempfile.mkdtemp(prefix="bench-first-minute-")
     incident = make_incident(farm, interval, scratch)
     phases = Phases()
     phases.wrap(incident)
     smaps = incident.host._collector.smaps  # type: ignore[attr-defined]  # noqa: SLF001
     rows: list[dict[str, float]] = []
-    start = time.monotonic()
+    start = time.monotonic() if start is None else start  # CLOCK_MONOTONIC: one clock for every process
     try:
         n = 0
         while n * interval <= seconds:
@@ -229,25 +231,15 @@ def per_second(rows: list[dict[str, float]], low: float, high: float) -> tuple[d
     return out, len(chosen), f"{min(loads):.1f}–{max(loads):.1f}"
 
 
-def main() -> None:
-    processes = int(os.environ.get("BENCH_PROCESSES", "1000"))
-    interval = float(os.environ.get("BENCH_INTERVAL", "2"))
-    seconds = float(os.environ.get("BENCH_SECONDS", "90"))
-    side = "app" if "--app" in sys.argv[1:] else "headless"
-    before = load_line()
-    with process_farm(processes) as farm:
-        time.sleep(float(os.environ.get("BENCH_SETTLE", "3")))  # the farm's own start-up settles (as overhead.py)
-        rows = (app if side == "app" else headless)(farm, interval, seconds)
-    print(f"{machine_line()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {side}, {processes:,} idle "
-          f"processes, {interval:g} s refresh; before: {before}; after: {load_line()}")
+def report(side: str, rows: list[dict[str, float]], split: dict[str, float]) -> None:
     shown = [p for p in PHASES if any(r.get(p, 0.0) > 0.05 for r in rows)]
     if os.environ.get("BENCH_QUIET") != "1":
         print("   s  " + " ".join(f"{p[:7]:>7s}" for p in shown) + "   tick ms  reads  pss  load")
         for r in rows:
             print(f"{r['at']:4.0f}  " + " ".join(f"{r.get(p, 0.0):7.1f}" for p in shown)
                   + f"  {r['cpu']:8.1f}  {r['reads']:5.0f} {r['pss']:4.0f}  {r['load']:.1f}")
-    print()
-    print("| stretch (ticks, load) | " + " | ".join(shown) + " | all (ms/s) | smaps reads a tick |")
+        print()
+    print(f"| {side}: stretch (ticks, load) | " + " | ".join(shown) + " | all (ms/s) | smaps reads a tick |")
     print("|---" * (len(shown) + 3) + "|")
     for name, low, high in STRETCHES:
         figures, n, loads = per_second(rows, low, high)
@@ -255,10 +247,50 @@ def main() -> None:
             print(f"| {name} ({n}, {loads}) | " + " | ".join(f"{figures[p]:.1f}" for p in shown)
                   + f" | **{figures['cpu']:.1f}** | {figures['reads']:.0f} |")
     reads = sum(r["reads"] for r in rows)
-    if SPLIT and reads:
-        print(f"\nthe smaps thread over the watch: {reads:.0f} smaps_rollup reads, user {SPLIT['user']:.0f} ms, "
-              f"system {SPLIT['system']:.0f} ms ({(SPLIT['user'] + SPLIT['system']) * 1000 / reads:.0f} µs a read, "
-              f"{SPLIT['system'] / max(1e-9, SPLIT['user'] + SPLIT['system']):.0%} of it the kernel's)")
+    if split and reads:
+        print(f"\n{side}: the smaps thread over the watch: {reads:.0f} smaps_rollup reads, user {split['user']:.0f} ms, "
+              f"system {split['system']:.0f} ms ({(split['user'] + split['system']) * 1000 / reads:.0f} µs a read, "
+              f"{split['system'] / max(1e-9, split['user'] + split['system']):.0%} of it the kernel's)")
+    print()
+
+
+def side_by_side(farm: int, interval: float, seconds: float, before: str) -> dict[str, tuple[list, dict]]:
+    """Two checkouts' headless watches of one farm in the same seconds, half a tick apart (BENCH_FLIP=1: the
+    older one first), each its own process: whatever else the machine runs hits both alike."""
+    import json
+    import subprocess
+
+    flip = os.environ.get("BENCH_FLIP") == "1"
+    start = time.monotonic() + 3
+    procs = {}
+    for i, (name, src) in enumerate((("before", before), ("after", os.environ.get("TRIAGE_SRC", REPO)))):
+        at = start + interval / 2 * (i ^ flip)
+        code = (f"import sys, json; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
+                f"import first_minute as fm; rows = fm.headless({farm}, {interval}, {seconds}, {at}); "
+                "print(json.dumps([rows, fm.SPLIT]))")
+        procs[name] = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=src,
+                                       env={**os.environ, "TRIAGE_SRC": src})
+    return {name: tuple(json.loads(p.communicate()[0])) for name, p in procs.items()}  # type: ignore[misc]
+
+
+def main() -> None:
+    processes = int(os.environ.get("BENCH_PROCESSES", "1000"))
+    interval = float(os.environ.get("BENCH_INTERVAL", "2"))
+    seconds = float(os.environ.get("BENCH_SECONDS", "90"))
+    before_src = os.environ.get("BENCH_BEFORE")
+    side = "app" if "--app" in sys.argv[1:] else "headless"
+    before = load_line()
+    with process_farm(processes) as farm:
+        time.sleep(float(os.environ.get("BENCH_SETTLE", "3")))  # the farm's own start-up settles (as overhead.py)
+        if before_src:
+            results = side_by_side(farm, interval, seconds, before_src)
+        else:
+            rows = (app if side == "app" else headless)(farm, interval, seconds)
+            results = {side: (rows, dict(SPLIT))}
+    print(f"{machine_line()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {side}, {processes:,} idle "
+          f"processes, {interval:g} s refresh; before: {before}; after: {load_line()}")
+    for name, (rows, split) in results.items():
+        report(name, rows, split)
 
 
 if __name__ == "__main__":

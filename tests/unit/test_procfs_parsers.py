@@ -123,6 +123,75 @@ def test_empty_smaps_rollup_is_unavailable_not_zero() -> None:
     assert not is_known(figure.pss_bytes) and "empty" in figure.pss_bytes.reason  # type: ignore[union-attr]
 
 
+ROLLUP_FULL = """560c41ceb000-7ffe0bb69000 ---p 00000000 00:00 0                          [rollup]
+Rss:                1696 kB
+Pss:                 375 kB
+Pss_Dirty:           112 kB
+Pss_Anon:            112 kB
+Pss_File:            263 kB
+Pss_Shmem:             0 kB
+Shared_Clean:       1548 kB
+Shared_Dirty:          0 kB
+Private_Clean:        36 kB
+Private_Dirty:       112 kB
+Referenced:         1696 kB
+Anonymous:           112 kB
+KSM:                   0 kB
+LazyFree:              0 kB
+AnonHugePages:         0 kB
+ShmemPmdMapped:        0 kB
+FilePmdMapped:         0 kB
+Shared_Hugetlb:        0 kB
+Private_Hugetlb:       0 kB
+Swap:                 20 kB
+SwapPss:              10 kB
+Locked:                0 kB
+"""
+
+
+def _by_table(text: str) -> tuple[object, object, object]:
+    table = parse_kb_table(text)
+    return (table["Pss"], table.get("Private_Clean", 0) + table.get("Private_Dirty", 0), table.get("Swap", 0))
+
+
+def test_smaps_rollup_found_by_key_is_what_the_whole_table_says() -> None:
+    # Pss_Dirty, Pss_Anon and SwapPss share a prefix with the keys looked for: each key is the one of its line
+    texts = [ROLLUP, ROLLUP_FULL]
+    try:
+        with open("/proc/self/smaps_rollup") as f:
+            texts.append(f.read())
+    except OSError:
+        pass
+    for text in texts:
+        figure = smaps_figure_from_text(1, text, read_at=100.0, cost_ms=0.1)
+        assert (figure.pss_bytes, figure.uss_bytes, figure.swap_bytes) == _by_table(text)
+    figure = smaps_figure_from_text(1, ROLLUP_FULL, read_at=100.0, cost_ms=0.1)
+    assert (figure.pss_bytes, figure.uss_bytes, figure.swap_bytes) == (375 * 1024, 148 * 1024, 20 * 1024)
+
+
+def test_smaps_rollup_a_changed_figure_is_the_new_one() -> None:
+    before = smaps_figure_from_text(1, ROLLUP_FULL, read_at=100.0, cost_ms=0.1)
+    moved = ROLLUP_FULL.replace("Pss:                 375 kB", "Pss:              409600 kB")
+    moved = moved.replace("Private_Dirty:       112 kB", "Private_Dirty:    204800 kB").replace(
+        "Swap:                 20 kB", "Swap:                  0 kB")
+    after = smaps_figure_from_text(1, moved, read_at=102.0, cost_ms=0.1)
+    assert before.pss_bytes == 375 * 1024 and after.pss_bytes == 409600 * 1024
+    assert after.uss_bytes == (36 + 204800) * 1024 and after.swap_bytes == 0
+
+
+def test_smaps_rollup_not_as_usual_is_parsed_whole() -> None:
+    # a key missing (USS from what is there, as before) or printed otherwise: the whole table decides
+    no_clean = ROLLUP_FULL.replace("Private_Clean:        36 kB\n", "")
+    figure = smaps_figure_from_text(1, no_clean, read_at=100.0, cost_ms=0.1)
+    assert (figure.pss_bytes, figure.uss_bytes, figure.swap_bytes) == (375 * 1024, 112 * 1024, 20 * 1024)
+    no_unit = ROLLUP_FULL.replace("Swap:                 20 kB", "Swap:                 20")
+    figure = smaps_figure_from_text(1, no_unit, read_at=100.0, cost_ms=0.1)
+    assert (figure.pss_bytes, figure.swap_bytes) == (375 * 1024, 20)
+    first_line = "Pss: 5 kB\nPrivate_Clean: 1 kB\nPrivate_Dirty: 2 kB\nSwap: 0 kB\n"  # no header line before Pss
+    figure = smaps_figure_from_text(1, first_line, read_at=100.0, cost_ms=0.1)
+    assert (figure.pss_bytes, figure.uss_bytes, figure.swap_bytes) == (5 * 1024, 3 * 1024, 0)
+
+
 NET_TCP = """  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
    0: 0100007F:1F40 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 640 1 0 100 0 0 10 0
    1: 020200C0:BEE4 507100CB:0050 06 00000000:00000000 03:00000D8A 00000000     0        0 0 3 0

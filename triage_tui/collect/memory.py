@@ -165,7 +165,32 @@ class SmapsFigure:
     swap_bytes: object
 
 
+_ROLLUP_KEYS = ("\nPss:", "\nPrivate_Clean:", "\nPrivate_Dirty:", "\nSwap:")
+
+
+def _rollup_figures(text: str) -> Optional[tuple[int, int, int, int]]:
+    """Pss, Private_Clean, Private_Dirty and Swap of smaps_rollup text, in bytes, found by their keys alone (the
+    kernel prints each once, as "Key:   123 kB"); None when one is missing or not so printed (then the whole
+    table is parsed). The four of ~23 lines a figure needs: ~4 against ~34 us for parse_kb_table, which was
+    most of Python's side of the 1,000 reads of a watch's first seconds (BENCHMARKS.md, the tenth pass)."""
+    out = []
+    for key in _ROLLUP_KEYS:
+        at = text.find(key)
+        if at < 0:
+            return None
+        end = text.find("\n", at + 1)
+        parts = text[at + len(key):end if end >= 0 else len(text)].split()
+        if len(parts) != 2 or parts[1] != "kB" or not parts[0].isdigit():
+            return None
+        out.append(int(parts[0]) * 1024)
+    return out[0], out[1], out[2], out[3]
+
+
 def smaps_figure_from_text(pid: int, text: str, read_at: float, cost_ms: float) -> SmapsFigure:
+    figures = _rollup_figures(text)
+    if figures is not None:
+        pss, private_clean, private_dirty, swap = figures
+        return SmapsFigure(pid, read_at, cost_ms, pss, private_clean + private_dirty, swap)
     table = parse_kb_table(text)
     if "Pss" not in table:
         empty = Unavailable("smaps_rollup is empty", "a zombie or kernel thread has no memory map")
