@@ -156,6 +156,8 @@ def headless(farm: int, interval: float, seconds: float, start: float | None = N
     smaps = incident.host._collector.smaps  # type: ignore[attr-defined]  # noqa: SLF001
     rows: list[dict[str, float]] = []
     start = time.monotonic() if start is None else start  # CLOCK_MONOTONIC: one clock for every process
+    at = begun = cpu = smaps_cpu = 0.0
+    reads = pss = 0
     try:
         n = 0
         while n * interval <= seconds:
@@ -206,7 +208,7 @@ def app(farm: int, interval: float, seconds: float) -> list[dict[str, float]]:
 
     async def watch() -> None:
         the_app = TriageApp(incident, interval=interval, live=True)  # type: ignore[arg-type]
-        the_app.render_all = phases.timed("panes", the_app.render_all)  # type: ignore[method-assign]
+        the_app.render_all = phases.timed("panes", the_app.render_all)  # type: ignore[method-assign,assignment]
         async with the_app.run_test(size=(200, 50)):
             while not marks or marks[-1][4] - marks[0][4] < seconds + interval / 2:
                 await asyncio.sleep(interval)  # one wake-up a refresh on the UI thread (the app's timer has one too)
@@ -270,7 +272,7 @@ def side_by_side(farm: int, interval: float, seconds: float, before: str) -> dic
                 "print(json.dumps([rows, fm.SPLIT]))")
         procs[name] = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=src,
                                        env={**os.environ, "TRIAGE_SRC": src})
-    return {name: tuple(json.loads(p.communicate()[0])) for name, p in procs.items()}  # type: ignore[misc]
+    return {name: tuple(json.loads(p.communicate()[0])) for name, p in procs.items()}
 
 
 def main() -> None:
