@@ -10,6 +10,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from . import prose_languages
+
 _NUM = r"(\d{1,6}(?:\.\d{1,3})?)"
 # "GPU 利用率100%" (utilisation, as a Chinese-language issue writes it); "GPU utility is always 100%" (nvidia-smi's
 # GPU-Util column read as "utility": NVIDIA/nccl#238)
@@ -61,20 +63,25 @@ def figures_in(lines: Iterable[tuple[int, str]]) -> list[ProseFigure]:
             continue
         quote = line.strip()
         m = _GPU_UTIL.search(line) or _UTIL_GPU.search(line) or _GPU_AT.search(line)
-        if m:
-            out.append(ProseFigure("gpu-util", float(m.group(1)), no, quote))
+        # the same figure told in another language (prose_languages.py): "GPU占用率只有2%", "CPU利用率100%"
+        other = None if m else prose_languages.figure("gpu-util", line)
+        if m or other is not None:
+            out.append(ProseFigure("gpu-util", float(m.group(1)) if m else float(other or 0), no, quote))
             w = _WATTS.search(line)
             if w:
                 out.append(ProseFigure("gpu-power", float(w.group(1)), no, quote))
         m = _CPU_UTIL.search(line) or _UTIL_CPU.search(line)
-        if m:
-            out.append(ProseFigure("cpu-util", float(m.group(1)), no, quote))
+        other = None if m else prose_languages.figure("cpu-util", line)
+        if m or other is not None:
+            out.append(ProseFigure("cpu-util", float(m.group(1)) if m else float(other or 0), no, quote))
         m = _STUCK.search(line) or _LASTED.search(line)
         z = None if m else _STUCK_ZH.search(line)
         if m:
             out.append(ProseFigure("stuck-for", float(m.group(1)) * _SCALE.get(m.group(2).lower(), 1), no, quote))
         elif z:
             out.append(ProseFigure("stuck-for", float(z.group(1)) * _ZH_SCALE[z.group(2)], no, quote))
+        elif prose_languages.figure("stuck-for", line) is not None:
+            out.append(ProseFigure("stuck-for", float(prose_languages.figure("stuck-for", line) or 0), no, quote))
         else:
             w = _STUCK_WORDS.search(line)
             if w and w.group(1).lower() in _WORD_SECONDS:

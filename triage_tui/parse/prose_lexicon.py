@@ -22,6 +22,8 @@ from functools import lru_cache
 
 from .lazy_pattern import lazy_compile
 from .prose_breadth import BREADTH
+from .prose_languages import HEDGE as OTHER_HEDGE
+from .prose_languages import SIGNALS as OTHER_LANGUAGES
 from .prose_mined import MINED_SIGNALS
 from .prose_symptoms import SYMPTOMS
 from .signal_lexicon import HEDGE, Signal
@@ -274,6 +276,14 @@ PROSE: tuple[Signal, ...] = (
 # then the phrases mined from the seen sets by a rule (prose_mined.py), last the symptom as the reporter tells it
 # (prose_symptoms.py: evidence for no cause, shown)
 PROSE = PROSE + BREADTH + MINED_SIGNALS + SYMPTOMS
+# the same rows' translations into the languages threads are told in (prose_languages.py, the twentieth pass): each
+# feeds its English row's id, read last so that an English row that fires is the one quoted
+PROSE = PROSE + OTHER_LANGUAGES
+
+
+def _supposes(text: str) -> bool:
+    """A line (or paragraph) that supposes rather than states, in English or another language."""
+    return bool(HEDGE.search(text) or OTHER_HEDGE.search(text))
 
 IDS = tuple(dict.fromkeys(s.id for s in PROSE))
 
@@ -284,7 +294,7 @@ def _told_rows(line: str) -> tuple[Signal, ...]:
     for s in PROSE:
         if s.id not in hits and s.pattern.search(line):
             hits[s.id] = s
-    if any(s.stated for s in hits.values()) and HEDGE.search(line):
+    if any(s.stated for s in hits.values()) and _supposes(line):
         return tuple(s for s in hits.values() if not s.stated)
     return tuple(hits.values())
 
@@ -327,7 +337,7 @@ def told_in(numbered: Sequence[tuple[int, str]], paragraph: bool) -> list[tuple[
             if s.id in found:
                 continue
             m = s.pattern.search(joined)
-            if m is None or (s.stated and HEDGE.search(joined)):
+            if m is None or (s.stated and _supposes(joined)):
                 continue
             no = next(n for off, n in reversed(starts) if off <= m.start())
             found[s.id] = (no, m.group(0), s)  # the words that matched: they run over several lines
