@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .rule_types import FINDING_CAP, NEEDS_CAP, Row, RuleOut, Spec
 from .breadth_rows import BREADTH_ROWS
+from .mechanism_rows import MECHANISM_ROWS
 from .mined_rows import MINED_ROWS
 from .signal_rows import SIGNAL_ROWS
 
@@ -345,6 +346,7 @@ ROWS: tuple[Row, ...] = (
     Row("healthy", "busy-process & !port-answering", -0.1),
     *SIGNAL_ROWS,
     *BREADTH_ROWS,
+    *MECHANISM_ROWS,
     *MINED_ROWS,
     # rss-illusion (finding)
     Row("rss-illusion", "rss-illusion", 0.8),

@@ -24,6 +24,7 @@ from .lazy_pattern import lazy_compile
 from .prose_breadth import BREADTH
 from .prose_languages import HEDGE as OTHER_HEDGE
 from .prose_languages import SIGNALS as OTHER_LANGUAGES
+from .prose_mechanisms import MECHANISMS
 from .prose_mined import MINED_SIGNALS
 from .prose_symptoms import SYMPTOMS
 from .signal_lexicon import HEDGE, Signal
@@ -279,6 +280,10 @@ PROSE = PROSE + BREADTH + MINED_SIGNALS + SYMPTOMS
 # the same rows' translations into the languages threads are told in (prose_languages.py, the twentieth pass): each
 # feeds its English row's id, read last so that an English row that fires is the one quoted
 PROSE = PROSE + OTHER_LANGUAGES
+# the twenty-first pass: fixed technical terms that name a mechanism (prose_mechanisms.py: QuickEdit mode, a zombie, CFS
+# throttling, fork() in a multithreaded process, lazy-apps, the GIL held, ...); their patterns skip a sentence that asks,
+# supposes or denies
+PROSE = PROSE + MECHANISMS
 
 
 def _supposes(text: str) -> bool:
