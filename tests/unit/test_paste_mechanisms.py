@@ -1,7 +1,7 @@
-"""The twenty-first pass (issue 15): prose that names a mechanism by its fixed technical term (parse/prose_mechanisms.py).
-Each term is tested on sentences quoted from public threads outside the corpus (the address in a comment), each ranking
-the cause the term means, and on negatives that must not read it: a question, a hedge or a supposition, a denial, the
-term in another sense."""
+"""The twenty-first pass (issue 15): prose that names a mechanism by its fixed technical term
+(parse/prose_mechanisms.py). Each term is tested on sentences quoted from public threads outside the corpus (the
+address in a comment), each ranking the cause the term means, and on negatives that must not read it: a question, a
+hedge or a supposition, a denial, the term in another sense."""
 
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ def test_every_row_is_read_registered_and_sourced_outside_the_corpus() -> None:
             for line in path.read_text(encoding="utf-8").splitlines():
                 if line.startswith("source:"):
                     corpus.add(line.split(":", 1)[1].strip().rstrip("/"))
-    for oid, term, _pattern, source in ROWS:
+    for oid, term, needles, _pattern, source in ROWS:
+        assert needles and all(n == n.lower() for n in needles), oid
         assert oid.startswith("told-") and term and oid in VOCABULARY, oid
         addresses = [a.rstrip(");,/") for a in re.findall(r"https?://[^\s;]+", source)]
         assert addresses and not set(addresses) & corpus, (oid, source)
@@ -46,8 +47,8 @@ def test_every_row_is_read_registered_and_sourced_outside_the_corpus() -> None:
 
 def test_quickedit_mode_is_a_held_process() -> None:
     # https://github.com/ja2-stracciatella/ja2-stracciatella/pull/1166
-    text = ('The Windows console has a feature called "quick edit mode". When activated, it freezes the STDIO and pauses '
-            'program execution., when user click anywhere on the console.')
+    text = ('The Windows console has a feature called "quick edit mode". When activated, it freezes the STDIO and '
+            'pauses program execution., when user click anywhere on the console.')
     assert "told-quickedit" in _ids(text) and _first(text) == "stopped"
     # https://github.com/vercel/hyper/issues/3552
     text = 'Powershell and Cmd have a feature called "quickedit" that pauses writes to stdout.'
@@ -65,13 +66,15 @@ def test_quickedit_asked_hedged_or_in_wordpress_is_not_read() -> None:
     assert "told-quickedit" not in _ids("I could be wrong but I think this is the effect of QuickEdit mode, which you "
                                         "can turn off in the properties of the command window.")
     # https://github.com/hlashbrooke/WordPress-Plugin-Template/issues/62 (WordPress' Quick Edit of a post)
-    assert "told-quickedit" not in _ids('However, when I click "Quick Edit", then click "Update", my custom meta values '
-                                        'for the post are deleted.')
+    wordpress = ('However, when I click "Quick Edit", then click "Update", my custom meta values for the post are '
+                 'deleted.')
+    assert "told-quickedit" not in _ids(wordpress)
 
 
 def test_a_zombie_is_a_worker_that_exited() -> None:
     # https://github.com/Subsentient/epoch/issues/3
-    text = "During a REAL bootup, and only during a real bootup (e.g. PID 1), all daemons Epoch launches itself become zombies."
+    text = ("During a REAL bootup, and only during a real bootup (e.g. PID 1), all daemons Epoch launches itself "
+            "become zombies.")
     assert "told-zombie" in _ids(text) and _first(text) == "crashed-worker"
     # https://github.com/genodelabs/genode/issues/271 (its "until core is killed" is read as a kill too: the kill row's)
     assert "told-zombie" in _ids("Genode children stay in zombie state until core is killed under Linux.")
@@ -112,8 +115,8 @@ def test_an_app_loaded_before_the_workers_fork_is_an_inherited_lock() -> None:
     # https://github.com/elastic/apm-agent-python/issues/2304
     assert _first("Adding lazy-apps fixes the issue so we should investigate this") == "fork-inherited-lock"
     # https://github.com/alphagov/notifications-api/pull/2829
-    assert "told-fork-preload" in _ids("preload_app is a flag that makes the gunicorn master process load the app code, "
-                                       "and then copy that code to each worker.")
+    assert "told-fork-preload" in _ids("preload_app is a flag that makes the gunicorn master process load the app "
+                                       "code, and then copy that code to each worker.")
 
 
 def test_the_gil_held_while_blocking_is_a_deadlock() -> None:
@@ -148,10 +151,11 @@ def test_an_uncorrectable_ecc_error_is_a_lost_gpu() -> None:
     text = "[Usage]: RuntimeError: CUDA error: uncorrectable ECC error encountered"
     assert "told-gpu-ecc" in _ids(text) and _first(text) == "gpu-lost"
     # https://github.com/jcjohnson/neural-style/issues/312
-    assert _first("When I run the code, I get an \u201cuncorrectable ECC error encountered\u201d after 600 iteration.") \
-        == "gpu-lost"
+    neural_style = "When I run the code, I get an \u201cuncorrectable ECC error encountered\u201d after 600 iteration."
+    assert _first(neural_style) == "gpu-lost"
     # https://github.com/NVIDIA/k8s-device-plugin/issues/243: nvidia-smi's column header is no error
-    assert "told-gpu-ecc" not in _ids("| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n")
+    header = "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n"
+    assert "told-gpu-ecc" not in _ids(header)
     assert "told-gpu-ecc" not in _ids("nvidia-smi -q shows no uncorrectable ECC errors on any GPU.")
 
 

@@ -9,10 +9,10 @@ before the workers are forked, or after), "holding the GIL" while blocking, mult
 objects" (resource_tracker's warning that a process died without cleaning up), an "uncorrectable ECC error", Windows'
 "TDR", the cgroup "freezer", a "stale pidfile", a wait in "flock", a service that "never became available".
 
-Each row: (observation id, the term, pattern, source). The id is an existing one where the term means what that id
-means and its weight is a told-in-words weight (told-word-cpu-limit, told-word-oom, told-word-fork); else a new told-*
-id, weighed in diagnose/mechanism_rows.py, modestly (a named mechanism is someone's claim, weaker than the output of
-a tool). The source is the term's documentation or a public thread that explains the mechanism, never a corpus case;
+Each row: (observation id, the term, needles (words one of which every match holds), pattern, source). The id is
+an existing one where the term means what that id means and its weight is a told-in-words weight (told-word-cpu-limit,
+told-word-oom); else a new told-* id, weighed in diagnose/mechanism_rows.py, modestly (a named mechanism is someone's
+claim, weaker than the output of a tool). The source is the term's documentation or a public thread that explains the mechanism, never a corpus case;
 rows and weights were chosen from those meanings before any seen case was scored with them (the twenty-first pass).
 
 A named mechanism is often asked about or supposed ("could it be QuickEdit?", "maybe a zombie?", "if the GIL is
@@ -30,18 +30,20 @@ from typing import Optional, Tuple, cast
 from .lazy_pattern import LazyPattern
 from .signal_lexicon import Signal
 
-Row = Tuple[str, str, str, str]  # (id, the term, pattern, source)
+Row = Tuple[str, str, Tuple[str, ...], str, str]  # (id, the term, needles, pattern, source)
 
 # a sentence that asks, supposes or denies: a question mark ends it, or a hedge or a denial is in it
 _SENTENCE_END = re.compile(r"[?!]|\.(?:\s|$)|\n")
 _SENTENCE_START = re.compile(r"[?!]\s|\.\s|\n")
 _DOUBTS = re.compile(r"^\s{0,4}(?:if|whether|suppose)\b|\b(?:could|might|may|can) (?:it|this|that|there) (?:be|have)\b"
-                     r"|\b(?:maybe|perhaps|possibly|probably not|could be wrong|i think|i believe|i wonder|wonder(?:ing)? (?:if|whether)|not sure"
+                     r"|\b(?:maybe|perhaps|possibly|probably not|could be wrong|i think|i believe|i wonder"
+                     r"|wonder(?:ing)? (?:if|whether)|not sure"
                      r"|is it (?:possible|because|related)|are there any|do you think|suspect\w{0,3}|guess\w{0,2}"
                      r"|ruled? out|rules? out|not the (?:cause|issue|problem|culprit|reason)|has nothing to do with"
                      r"|unrelated to|isn'?t related|is not related|not related to|not caused by)\b", re.I)
 # a denial just before the term: "no zombie processes", "not a zombie", "without any ECC error"
-_DENIED_BEFORE = re.compile(r"\b(?:no|not|never|without|isn'?t|aren'?t|wasn'?t|weren'?t|zero|0)\s{1,2}(?:a |an |the |any )?"
+_DENIED_BEFORE = re.compile(r"\b(?:no|not|never|without|isn'?t|aren'?t|wasn'?t|weren'?t|zero|0)\s{1,2}(?:a |an |the "
+                            r"|any )?"
                             r"$", re.I)
 
 
@@ -62,11 +64,19 @@ _RETRIES = 16
 
 class MechanismPattern(LazyPattern):
     """A lazy pattern whose `search` answers the first match whose sentence states the mechanism (not a question,
-    a supposition or a denial)."""
+    a supposition or a denial). `needles`: words one of which every match holds (lower case), looked for first, so
+    the many lines that hold none cost a substring test, not a search."""
 
-    __slots__ = ()
+    __slots__ = ("_needles",)
+
+    def __init__(self, source: str, flags: int, needles: Tuple[str, ...]) -> None:
+        super().__init__(source, flags)
+        self._needles = needles
 
     def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Optional[re.Match[str]]:
+        low = string.lower()
+        if not any(n in low for n in self._needles):
+            return None
         # a doubted match is tried again one character on: a match that starts in the sentence before (a gap runs
         # over a full stop) must not hide the stated one it overlaps; bounded, so a long paste costs a few searches
         for _ in range(_RETRIES):
@@ -83,8 +93,9 @@ ROWS: tuple[Row, ...] = (
     # --- Windows' console QuickEdit mode (SetConsoleMode's ENABLE_QUICK_EDIT_MODE): a click in the window starts a
     # selection, and while it lasts the console takes no output, so a program blocks on its next write until a key
     # ends it. Not stopped by a signal, but held the same way: nothing runs past that write until someone acts
-    ("told-quickedit", "Windows console QuickEdit mode",
-     # not WordPress' "Quick Edit" of a post ("when I click Quick Edit, then Update"): a console, or what it does to output
+    ("told-quickedit", "Windows console QuickEdit mode", ("quick",),
+     # not WordPress' "Quick Edit" of a post ("when I click Quick Edit, then Update"): a console, or what it does to
+     # output
      r"\bquick[- ]?edit(?: mode)?\b[^\n]{0,80}?\b(?:console|cmd|command prompt|powershell|conhost|terminal|selection"
      r"|pauses?|paused|freez\w{1,3}|froze|blocks?|blocked|keypress|key press|press(?:ing)? (?:a key|enter))\b"
      r"|\b(?:console|cmd|command prompt|powershell|conhost|windows terminal)\b[^\n]{0,80}?\bquick[- ]?edit\b"
@@ -94,7 +105,7 @@ ROWS: tuple[Row, ...] = (
      "program execution when the user clicks on the console); https://github.com/tModLoader/tModLoader/pull/2607"),
     # --- a zombie: wait(2): "A child that terminates, but has not been waited for becomes a zombie"; ps prints it as
     # state Z and "<defunct>". A worker that exited while its parent (and the job) waits on as if it were there
-    ("told-zombie", "a zombie (defunct) process",
+    ("told-zombie", "a zombie (defunct) process", ("zombie", "defunct"),
      r"<defunct>|\bzombie(?:d|s)? (?:process(?:es)?|child(?:ren)?|workers?|state|subprocess(?:es)?|procs?)\b"
      r"|\b(?:became|become|becomes|becoming|turns? into|turned into|left as|leaves?|leaving|is now|are now|remains?) "
      r"(?:a |as )?zombies?\b|\bdefunct (?:process(?:es)?|child(?:ren)?|workers?)\b",
@@ -103,20 +114,21 @@ ROWS: tuple[Row, ...] = (
     # --- CFS bandwidth control (the kernel's sched-bwc): a cgroup that spent its quota in a period is throttled, not
     # scheduled until the next period; the same CPU limit the breadth row told-word-cpu-limit reads, named by its
     # mechanism
-    ("told-word-cpu-limit", "CFS throttling (a cgroup's CPU quota spent)",
+    ("told-word-cpu-limit", "CFS throttling (a cgroup's CPU quota spent)", ("cfs", "nr_periods"),
      r"\bCFS\b[^\n]{0,30}?\b(?:throttl\w{1,5}|quotas?|bandwidth)\b|\bthrottl\w{1,5}\b[^\n]{0,20}?\bby (?:the )?CFS\b"
      r"|\bcpu\.cfs_(?:quota|period)_us\b|\bnr_periods\b",
      "https://docs.kernel.org/scheduler/sched-bwc.html; https://github.com/kubernetes/kubernetes/issues/67577"),
     # --- thrashing: memory so short that pages are evicted and faulted back in continually (swap or page cache):
     # the machine crawls toward the OOM killer; the same memory pressure told-word-oom's "swapping" reads
-    ("told-word-oom", "memory thrashing",
+    ("told-word-oom", "memory thrashing", ("thrash",),
      r"\b(?:memory|swap|swapping|paging|RAM)\b[^\n]{0,40}?\bthrash(?:es|ed|ing)?\b|\bthrash(?:es|ed|ing)?\b[^\n]{0,40}?"
-     r"\b(?:memory|swap|swapping|paging|RAM)\b|\b(?:system|machine|box|server|host|node|it) (?:is |was |starts? |started "
+     r"\b(?:memory|swap|swapping|paging|RAM)\b|\b(?:system|machine|box|server|host|node|it) (?:is |was |starts? "
+     r"|started "
      r"|began |keeps? )thrashing\b",
      "https://github.com/tobixen/thrash-protect/issues/2; https://github.com/hakavlad/nohang/issues/133"),
     # --- fork(2) in a multithreaded process (POSIX: the child has one thread, a replica of the caller, "possibly
     # including the states of mutexes"): a mutex another thread held is locked in the child for ever
-    ("told-fork-threads", "fork() in a multithreaded process",
+    ("told-fork-threads", "fork() in a multithreaded process", ("fork",),
      r"\bfork(?:s|ed|ing)?\b(?:\(\))?[^\n]{0,30}?\b(?:a |the |from a |in a |of a )?multi-?threaded\b"
      r"|\bmulti-?threaded\b[^\n]{0,30}?\b(?:process|program|parent|application|app)\b[^\n]{0,30}?\bfork(?:s|ed|ing)?\b"
      r"(?! of\b)|\bfork(?:s|ed|ing)?\b(?:\(\))?[^\n]{0,20}?\bwhile (?:other |another |a )?(?:background )?threads?\b",
@@ -126,31 +138,37 @@ ROWS: tuple[Row, ...] = (
     # ("Preforking VS lazy-apps VS lazy"), gunicorn's preload_app "load[s] application code before the worker processes
     # are forked": the workers inherit the app's threads' state (a lock, a connection) without the threads
     ("told-fork-preload", "a prefork server's app loaded before fork (uWSGI lazy-apps, gunicorn preload_app)",
+     ("lazy", "preload", "prefork"),
      r"\blazy[-_ ]apps\b|\bpreload_app\b|\bgunicorn\b[^\n]{0,200}?--preload\b|\bOperational MODE: preforking\b"
      r"|\bpreforking\b|\bprefork(?:ed)? (?:workers?|mode|model|pool|server|processes)\b",
      "https://uwsgi-docs.readthedocs.io/en/latest/articles/TheArtOfGracefulReloading.html (preforking vs lazy-apps); "
-     "https://docs.gunicorn.org/en/stable/settings.html#preload-app; https://github.com/rackerlabs/understack/pull/1918"),
+     "https://docs.gunicorn.org/en/stable/settings.html#preload-app; "
+     "https://github.com/rackerlabs/understack/pull/1918"),
     # --- the GIL held while blocking (the C API: release it around blocking calls): a thread that blocks on a lock
     # or a wait while holding the GIL stops every other Python thread, the one that would release it included
-    ("told-gil-held", "the GIL held while blocking",
+    ("told-gil-held", "the GIL held while blocking", ("gil",),
      r"\b(?:hold(?:s|ing)?|held|keeps?|keeping|grabs?|grabbed|acquires?|acquired|acquiring) (?:the )?GIL\b[^\n]{0,60}?"
-     r"\b(?:while|when|and|then) (?:it |still )?(?:waits?|waiting|block\w{0,3}|sleep\w{0,3}|calling|acquir\w{1,4}|lock\w{0,3})"
-     r"|\b(?:block\w{0,3}|wait\w{0,3}|sleep\w{0,3}|hang\w{0,3})\b[^\n]{0,20}?\b(?:while|when) (?:still )?(?:holding|keeping"
-     r"|having) the GIL\b|\bwithout (?:releasing|dropping) the GIL\b|\bGIL[- ]deadlock\w{0,3}|\bdeadlock\w{0,3}\b[^\n]{0,40}?\bGIL\b"
-     r"|\bGIL\b[^\n]{0,40}?\bdeadlock\w{0,3}\b|\b(?:waits?|waited|waiting|blocked|stuck) (?:for|on|to acquire|acquiring) the GIL\b"
+     r"\b(?:while|when|and|then) (?:it |still )?(?:waits?|waiting|block\w{0,3}|sleep\w{0,3}|calling|acquir\w{1,4}"
+     r"|lock\w{0,3})"
+     r"|\b(?:block\w{0,3}|wait\w{0,3}|sleep\w{0,3}|hang\w{0,3})\b[^\n]{0,20}?\b(?:while|when) (?:still )?(?:holding"
+     r"|keeping"
+     r"|having) the GIL\b|\bwithout (?:releasing|dropping) the GIL\b|\bGIL[- ]deadlock\w{0,3}"
+     r"|\bdeadlock\w{0,3}\b[^\n]{0,40}?\bGIL\b"
+     r"|\bGIL\b[^\n]{0,40}?\bdeadlock\w{0,3}\b|\b(?:waits?|waited|waiting|blocked|stuck) (?:for|on|to acquire"
+     r"|acquiring) the GIL\b"
      r"|\bGIL (?:is |was )?(?:still )?held\b",
      "https://docs.python.org/3/c-api/init.html (releasing the GIL from extension code); "
      "https://github.com/rapidsai/rapidsmpf/pull/188; https://github.com/earth-mover/icechunk/pull/563"),
     # --- multiprocessing's resource tracker: "if a process was killed by a signal there may be some 'leaked'
     # resources", which it unlinks and warns about at shutdown ("There appear to be N leaked semaphore objects")
-    ("told-leaked-semaphore", "leaked semaphore objects (multiprocessing's resource_tracker)",
+    ("told-leaked-semaphore", "leaked semaphore objects (multiprocessing's resource_tracker)", ("leaked",),
      r"\bleaked (?:semaphore|shared_memory|folder) objects?\b|\bresource_tracker: There appear to be \d{1,6} leaked\b",
      "https://docs.python.org/3/library/multiprocessing.html (the resource tracker: a process killed by a signal "
      "leaks its named resources); https://github.com/amazon-science/mm-cot/issues/25; "
      "https://github.com/khoj-ai/khoj/issues/385"),
     # --- an uncorrectable (double-bit) ECC error in a GPU's memory: NVIDIA's Xid 48 (DBE), CUDA's
     # CUDA_ERROR_ECC_UNCORRECTABLE; the board needs a reset before it computes again
-    ("told-gpu-ecc", "an uncorrectable ECC error on a GPU",
+    ("told-gpu-ecc", "an uncorrectable ECC error on a GPU", ("ecc", "dbe"),
      r"\b(?:uncorrectable|uncorrected|double[- ]bit|DBE|multi[- ]bit)\b[^\n]{0,12}?\bECC\b|\bECC\b[^\n]{0,12}?"
      r"\b(?:uncorrectable|uncorrected|double[- ]bit)\b|\bECC_UNCORRECTABLE\b"
      r"|\bECC errors?\b[^\n]{0,30}?\b(?:detected|occurred|encountered|reported|on (?:the |this |a |one )?GPU)\b",
@@ -158,39 +176,44 @@ ROWS: tuple[Row, ...] = (
      "https://github.com/vllm-project/vllm/issues/5222; https://github.com/NVIDIA/k8s-device-plugin/issues/243"),
     # --- Windows' Timeout Detection and Recovery named by its acronym: the display driver's watchdog resets a GPU whose
     # work ran past TdrDelay (the tool-output rows read its event text and registry keys)
-    ("told-gpu-tdr", "TDR (Windows' GPU timeout detection and recovery)",
-     r"(?-i:\bTDR\b)[^\n]{0,40}?\b(?:timeouts?|delay|watchdog|resets?|kick\w{0,3}|trigger\w{0,3}|crash\w{0,2}|recover\w{0,3}"
+    ("told-gpu-tdr", "TDR (Windows' GPU timeout detection and recovery)", ("tdr",),
+     r"(?-i:\bTDR\b)[^\n]{0,40}?\b(?:timeouts?|delay|watchdog|resets?|kick\w{0,3}|trigger\w{0,3}|crash\w{0,2}"
+     r"|recover\w{0,3}"
      r"|GPU|driver)\b|\b(?:GPU|driver|windows|watchdog|timeout)\b[^\n]{0,40}?(?-i:\bTDR\b)",
      "https://learn.microsoft.com/windows-hardware/drivers/display/timeout-detection-and-recovery; "
      "https://github.com/hybridizer-io/hybridizer-basic-samples/issues/41"),
     # --- the cgroup freezer named (cgroup v1's freezer subsystem, v2's cgroup.freeze): every task in the cgroup is
     # held until it is thawed
-    ("told-cgroup-freezer", "the cgroup freezer",
+    ("told-cgroup-freezer", "the cgroup freezer", ("freez", "thaw"),
      r"\bcgroups?[- ]freezer\b|\bfreezer (?:cgroup|subsystem|controller|state)\b|\bfrozen by the (?:cgroup )?freezer\b"
      r"|\b(?:thaw(?:ed)?|unfreez\w{1,3}) (?:the )?(?:cgroup|container|pod)\b",
      "https://docs.kernel.org/admin-guide/cgroup-v1/freezer-subsystem.html; https://github.com/moby/moby/pull/9962"),
     # --- a stale pidfile or lock file: a run killed before it removed its pid / lock file leaves it, and the next one
     # refuses to start or waits on it (a pidfile is the lock Julia's precompile and many daemons take)
-    ("told-stale-pidfile", "a stale pidfile or lock file left by a killed run",
+    ("told-stale-pidfile", "a stale pidfile or lock file left by a killed run", ("pid", "lock"),
      r"\bstale (?:pid ?file|\.pid\b|lock ?file|lockfile|lock)s?\b"
-     r"|\b(?:pid ?file|\.pid file|lockfile|lock file)\b[^\n]{0,60}?\b(?:left (?:behind|over)|still there|not (?:removed|deleted"
+     r"|\b(?:pid ?file|\.pid file|lockfile|lock file)\b[^\n]{0,60}?\b(?:left (?:behind|over)|still there"
+     r"|not (?:removed|deleted"
      r"|cleaned up)|was never removed)\b"
      r"|\b(?:left|leaves?|leaving) (?:behind )?(?:a |its |the )?(?:stale )?(?:pid ?file|lock ?file|lockfile)\b",
      "https://github.com/mheily/jobd/issues/44; https://github.com/inverse-inc/packetfence/issues/3553"),
     # --- a wait in flock(2) / fcntl's F_SETLKW: "A call to flock() may block if an incompatible lock is held by
     # another process": the lock's holder is elsewhere (wedged, or a run that still holds the file)
-    ("told-flock-wait", "a wait in flock / fcntl's F_SETLKW",
-     r"\b(?:flock|lockf)\b(?:\(\))?[^\n]{0,40}?\b" + _WAIT + r"\b|\b" + _WAIT + r" (?:in|on|at|inside|calls? to) (?:a |the )?`?"
+    ("told-flock-wait", "a wait in flock / fcntl's F_SETLKW", ("flock", "lockf", "fcntl", "setlkw"),
+     r"\b(?:flock|lockf)\b(?:\(\))?[^\n]{0,40}?\b" + _WAIT + r"\b|\b" + _WAIT + r" (?:in|on|at|inside"
+     r"|calls? to) (?:a |the )?`?"
      r"(?:flock|fcntl|lockf|F_SETLKW)\b|\bF_SETLKW\b",
      "https://man7.org/linux/man-pages/man2/flock.2.html; https://github.com/d2iq-archive/marathon-lb/issues/267"),
     # --- a wait for something that never comes: a service or server that never becomes available (ROS's
     # wait_for_service, a readiness wait), a wait() that never returns (threading.Event.wait blocks until the flag
     # is set, Popen.wait until the child exits)
-    ("told-never-available", "a wait for a service or a wake-up that never comes",
+    ("told-never-available", "a wait for a service or a wake-up that never comes", ("never", "wait"),
      r"\bnever (?:became|becomes|become|gets|got|came) (?:available|ready|up)\b"
-     r"|\b(?:wait(?:s|ing)?|waited) for (?:the )?(?:service|server|action server|topic|node|endpoint|peer) to (?:become|be|come) "
+     r"|\b(?:wait(?:s|ing)?|waited) for (?:the )?(?:service|server|action server|topic|node|endpoint"
+     r"|peer) to (?:become|be|come) "
      r"(?:available|ready|up)\b[^\n]{0,60}?\b(?:forever|never|indefinitely|hangs?|stuck)\b"
-     r"|\bwait_for_(?:service|server|message|topic)\w{0,10}(?:\(\))?[^\n]{0,40}?\b(?:hangs?|blocks?|forever|indefinit\w{1,4}"
+     r"|\bwait_for_(?:service|server|message|topic)\w{0,10}(?:\(\))?[^\n]{0,40}?\b(?:hangs?|blocks?|forever"
+     r"|indefinit\w{1,4}"
      r"|indefinatly|never returns)\b"
      r"|\.?\b\w{0,30}wait\w{0,12}\(\)[^\n]{0,40}?\bnever (?:returns?|returned|completes?|wakes?|woke|finishes|ends)\b",
      "https://docs.ros2.org/latest/api/rclpy/api/services.html (Client.wait_for_service); "
@@ -198,9 +221,10 @@ ROWS: tuple[Row, ...] = (
 )
 
 
-def _signal(oid: str, term: str, pattern: str, source: str) -> Signal:
+def _signal(oid: str, term: str, needles: Tuple[str, ...], pattern: str, source: str) -> Signal:
     means = f"a mechanism named in words: {term}"
-    pattern_ = cast("re.Pattern[str]", MechanismPattern(pattern, re.I))  # compiled when first used, like lazy_compile's
+    # compiled when first used, like lazy_compile's
+    pattern_ = cast("re.Pattern[str]", MechanismPattern(pattern, re.I, needles))
     return Signal(oid, means, pattern_, source, False, False)
 
 
