@@ -12,8 +12,9 @@ objects" (resource_tracker's warning that a process died without cleaning up), a
 Each row: (observation id, the term, needles (words one of which every match holds), pattern, source). The id is
 an existing one where the term means what that id means and its weight is a told-in-words weight (told-word-cpu-limit,
 told-word-oom); else a new told-* id, weighed in diagnose/mechanism_rows.py, modestly (a named mechanism is someone's
-claim, weaker than the output of a tool). The source is the term's documentation or a public thread that explains the mechanism, never a corpus case;
-rows and weights were chosen from those meanings before any seen case was scored with them (the twenty-first pass).
+claim, weaker than the output of a tool). The source is the term's documentation or a public thread that explains the
+mechanism, never a corpus case; rows and weights were chosen from those meanings before any seen case was scored with
+them (the twenty-first pass).
 
 A named mechanism is often asked about or supposed ("could it be QuickEdit?", "maybe a zombie?", "if the GIL is
 held ..."), or ruled out ("it is not QuickEdit"): these rows' patterns skip a match whose sentence asks, supposes or
