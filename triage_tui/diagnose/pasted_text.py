@@ -25,6 +25,7 @@ from ..model.snapshot import Snapshot
 from ..model.stacks import ProcessStacks, StackCapture
 from ..parse.paste_evidence import PasteEvidence, evidence_from_paste
 from ..parse.log_text import LOG_LINE
+from ..parse.negation import stated_match
 from ..parse.paste_split import PastePart
 from ..parse.prose_figures import ProseFigure
 from ..parse.prose_mined import COUNTED, MINED_SIGNALS, more_id, phrase_key, phrases_in
@@ -101,7 +102,7 @@ def _lexicon(evidence: PasteEvidence, present: set[str], at: float) -> list[Obse
         seen.add(sig.id)
         means = sig.means
         if sig.id.startswith(MINED_PREFIX):  # a cause's phrases are many: say which one this paste holds
-            found = sig.pattern.search(words)
+            found = stated_match(sig.id, sig.pattern, words)  # not a phrase told under a negation
             means += f", here {quote(found.group(0), 60)}" if found else ""
             out.append(_obs(sig.id, f"{means} (line {no}): {quote(words.strip(), 160)}", "pasted text", at,
                             line=words.strip()[:200], line_no=no, phrase=phrase_key(found.group(0)) if found else ""))

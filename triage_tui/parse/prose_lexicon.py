@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from .lazy_pattern import lazy_compile
+from .negation import stated_match
 from .prose_breadth import BREADTH
 from .prose_languages import HEDGE as OTHER_HEDGE
 from .prose_languages import SIGNALS as OTHER_LANGUAGES
@@ -297,7 +298,7 @@ IDS = tuple(dict.fromkeys(s.id for s in PROSE))
 def _told_rows(line: str) -> tuple[Signal, ...]:
     hits: dict[str, Signal] = {}
     for s in PROSE:
-        if s.id not in hits and s.pattern.search(line):
+        if s.id not in hits and stated_match(s.id, s.pattern, line):
             hits[s.id] = s
     if any(s.stated for s in hits.values()) and _supposes(line):
         return tuple(s for s in hits.values() if not s.stated)
@@ -341,7 +342,7 @@ def told_in(numbered: Sequence[tuple[int, str]], paragraph: bool) -> list[tuple[
         for s in PROSE:
             if s.id in found:
                 continue
-            m = s.pattern.search(joined)
+            m = stated_match(s.id, s.pattern, joined)
             if m is None or (s.stated and _supposes(joined)):
                 continue
             no = next(n for off, n in reversed(starts) if off <= m.start())

@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 
 from .lazy_pattern import lazy_compile
+from .negation import denied
 from .prose_mined_table import MINED
 from .signal_lexicon import Signal
 
@@ -79,5 +80,6 @@ _EVERY = {s.id: lazy_compile(f"(?=({s.pattern.pattern}))", re.I) for s in MINED_
 
 def phrases_in(oid: str, line: str) -> list[str]:
     """Every phrase of the mined row `oid` in `line`, as phrase_key spells it, overlapping ones too ('the progress
-    bar' holds 'the progress' and 'progress bar'), as the selection counts them."""
-    return [phrase_key(m.group(1)) for m in _EVERY[oid].finditer(line)]
+    bar' holds 'the progress' and 'progress bar'), as the selection counts them; not a death's phrase told under a
+    negation ('never killed': parse/negation.py)."""
+    return [phrase_key(m.group(1)) for m in _EVERY[oid].finditer(line) if not denied(line, m.start(), m.group(1))]

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .negation import stated_match
 from .tool_output_rows import TOOL_OUTPUT_ROWS
 
 
@@ -397,7 +398,8 @@ _CACHED_LINES = 1024
 
 @lru_cache(maxsize=_CACHED_LINES)
 def _rows_of(text: str) -> tuple[Signal, ...]:
-    hits = [s for s in LEXICON if s.pattern.search(text)]
+    # a death, kill or timeout under a negation ("is never killed") states none (parse/negation.py)
+    hits = [s for s in LEXICON if stated_match(s.id, s.pattern, text)]
     if any(s.stated for s in hits) and HEDGE.search(text):
         hits = [s for s in hits if not s.stated]
     specific = [s for s in hits if not s.generic]
@@ -406,7 +408,7 @@ def _rows_of(text: str) -> tuple[Signal, ...]:
 
 def scan_line(line: str) -> list[Signal]:
     """The rows a line carries: every specific one, else the first generic one; a statement row not on a line that
-    lists possible causes."""
+    lists possible causes, a death or timeout not where the line denies it."""
     return list(_rows_of(line.strip()))
 
 
