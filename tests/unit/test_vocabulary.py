@@ -32,6 +32,7 @@ INFORMATIONAL = {
     "not-judged-yet": "says what a short watch cannot judge: shown, no rule",
     "store-accepting": "a rendezvous store's port state: shown, it is no evidence of a server",
     "store-refused": "a rendezvous store's port state: shown (the waits' rendezvous rows judge it)",
+    "log-strace-pending-wait": "strace ends in a futex / child / read wait that never returned: where, not why",
 }
 # stacks-odd-KIND exists for every wait kind; rules name the kinds that point at a cause (compile, device-sync)
 ODD_KINDS = {f"stacks-odd-{kind}" for kind in KINDS}

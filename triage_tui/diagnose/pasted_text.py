@@ -31,6 +31,7 @@ from ..parse.prose_figures import ProseFigure
 from ..parse.prose_mined import COUNTED, MINED_SIGNALS, more_id, phrase_key, phrases_in
 from ..parse.prose_mined import PREFIX as MINED_PREFIX
 from ..parse.signal_lexicon import scan_line
+from ..parse.strace_text import findings as strace_findings
 from .engine import Diagnosis, observe
 from .figures import quote
 from .hypotheses import evaluate, rule_ids
@@ -43,7 +44,8 @@ PASTE_OBSERVATIONS = (
     "prose-gpu-busy-low-power", "prose-gpu-busy", "prose-gpu-idle", "prose-cpu-idle", "prose-cpu-busy", "prose-stuck",
     "prose-rss", "oom-kill-elsewhere", "segfault-elsewhere", "stacks-one-in-collective", "stacks-one-waiting",
     "stacks-one-lock", "vmstat-blocked", "socket-connecting", "gpu-busy-low-watts", "log-several-ranks", "log-ranks-missing", "shm-nearly-full", "stacks-file-lock", "stacks-atexit-lock",
-    "stacks-fork-lock", "log-ends-at-child-start", "pasted-code", "paste-no-other-evidence",
+    "stacks-fork-lock", "log-ends-at-child-start", "pasted-code", "paste-no-other-evidence", "log-strace-spin",
+    "log-strace-lock-wait", "log-strace-pending-wait",
 )
 
 _RANK = re.compile(r"\[(?:Rank|rank) ?(\d{1,5})\]")
@@ -339,6 +341,25 @@ def _script(evidence: PasteEvidence, at: float) -> list[Observation]:
                  "pasted text", at, calls=", ".join(names[:8]))]
 
 
+def _strace(text: str, at: float) -> list[Observation]:
+    """An strace excerpt read whole, one process at a time (parse/strace_text.py): a loop of calls that never sleep,
+    or a wait left pending at its end; one observation of each kind, the first found."""
+    out: dict[str, Observation] = {}
+    for f in strace_findings(text):
+        who = f"PID {f.pid}" if f.pid else "the traced process"
+        if f.kind == "spin":
+            oid, said = "log-strace-spin", (f"strace: {who} makes {f.calls} calls that return at once and repeat "
+                                            f"({', '.join(f.names[:4])}), none that sleeps: a loop on the CPU")
+        elif f.what == "file-lock":
+            oid, said = "log-strace-lock-wait", f"strace: {who} ends waiting for a file lock ({f.names[0]})"
+        else:
+            oid, said = "log-strace-pending-wait", f"strace: {who} ends in {f.names[0]}() that never returned ({f.what})"
+        if oid not in out:
+            out[oid] = _obs(oid, f"{said} (line {f.line_no}): {quote(f.line.strip(), 120)}", "pasted text", at,
+                            line_no=f.line_no, call=f.names[0])
+    return list(out.values())
+
+
 def diagnose_text(text: str, now: float = 0.0) -> PastedDiagnosis:
     evidence = evidence_from_paste(text, now)
     capture = capture_from(evidence.stacks, now)
@@ -347,7 +368,7 @@ def diagnose_text(text: str, now: float = 0.0) -> PastedDiagnosis:
     present = {o.id for o in observations}
     observations += (_lexicon(evidence, present, now) + _prose(evidence.prose, now) + _one_look_stacks(capture, now)
                      + _ranks_and_shm(text, now) + frames_of_note(capture, now) + _system(evidence, now)
-                     + _ends_at_child_start(evidence, now) + _script(evidence, now))
+                     + _ends_at_child_start(evidence, now) + _script(evidence, now) + _strace(text, now))
     if not any(o.id == "log-collective-mismatch" for o in observations):
         observations += _nccl_collectives(text, now)
     observations += _more_phrases(text, observations, now)

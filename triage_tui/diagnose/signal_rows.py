@@ -163,4 +163,11 @@ SIGNAL_ROWS: tuple[Row, ...] = (
     Row("stopped", "log-frozen", 0.6, "the cgroup freezer holds every process in it: none runs until thawed"),
     Row("event-never-fires", "log-attach-refused & !log-segfault & !log-worker-exited", 0.25, "a debugger refused by "
         "ptrace: whatever waits for it to attach and finish (a tool that drives gdb) waits for ever; weak"),
+    # the twenty-first pass: an strace excerpt read whole (parse/strace_text.py). A process whose every call returns at
+    # once and repeats runs user code between them that never waits (bash's `wait` loop, pbench-871, cases-20); one
+    # that ends in flock(LOCK_EX) / fcntl(F_SETLKW) waits for a lock another process holds
+    Row("busy-loop", "log-strace-spin", 0.45, "strace: the process repeats calls that return at once and none that "
+        "sleeps: it spins"),
+    Row("stale-file-lock", "log-strace-lock-wait", 0.4, "strace: the process waits for a file lock that is never "
+        "released"),
 )

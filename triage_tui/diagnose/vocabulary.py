@@ -95,7 +95,14 @@ _ALL: tuple[ObservationKind, ...] = (
             ("socket-connecting", "a pasted ss/netstat shows a connect nothing answers (SYN-SENT)"),
             ("gpu-busy-low-watts", "pasted GPU figures: busy at low power (a spin-wait)"),
             ("oom-kill-elsewhere", "an OOM-killer line names a process outside the pasted target"),
-            ("segfault-elsewhere", "a segfault line names a process outside the pasted target")),
+            ("segfault-elsewhere", "a segfault line names a process outside the pasted target"),
+            # the twenty-first pass: an strace excerpt read as a whole, one process at a time (parse/strace_text.py)
+            ("log-strace-spin", "an strace of one process whose calls all return at once and repeat: a loop that "
+             "never sleeps"),
+            ("log-strace-lock-wait", "an strace of one process that ends in a file-lock wait that never returned "
+             "(flock LOCK_EX, fcntl F_SETLKW)"),
+            ("log-strace-pending-wait", "an strace of one process that ends in a wait that never returned (a futex, "
+             "a child, a read): where it waits, not why")),
     *_kinds("ports",
             ("port-accepting", "the probed port accepts connections"),
             ("port-refused", "the probed port refuses or does not answer"),
