@@ -36,6 +36,7 @@ _FILLER = (r"(?:be|been|being|get|got|gets|getting|ever|even|yet|actually|really
 _NEGATED = re.compile(r"(?:\b(?:never|not|no|without|nor)|n't|n’t)\s{1,3}(?:" + _FILLER + r"\s{1,3}){0,3}"
                       r"(?:(?!(?:and|but|so|then|or|because|until|after|when)\b)[A-Za-z]{1,12}[- ])?$", re.I)
 WINDOW = 60
+_TRIES = 32
 # the mined rows (prose_mined.py, `told-phrase-CAUSE`) hold many phrases each: a phrase of a death, a kill, memory
 # running out, a crash or a timeout ('killed', 'oom kill', 'worker died', 'segfault') is denied as the rows above are,
 # any other phrase of the same row is not ('not a task' is no denial of anything)
@@ -54,9 +55,14 @@ def stated_match(oid: str, pattern: "re.Pattern[str]", text: str) -> Optional["r
     mined = oid.startswith(MINED)
     if oid not in DENIABLE and not mined:
         return pattern.search(text)
-    for m in pattern.finditer(text):
-        if not denied(text, m.start(), m.group(0) if mined else ""):
+    # the row's own `search` (a pattern object may skip matches of its own: prose_mechanisms' questions), again one
+    # character past a denied match; bounded, so a line of denials costs a few searches
+    pos = 0
+    for _ in range(_TRIES):
+        m = pattern.search(text, pos)
+        if m is None or not denied(text, m.start(), m.group(0) if mined else ""):
             return m
+        pos = m.start() + 1
     return None
 
 
