@@ -34,6 +34,25 @@ def test_pid_regex_and_listening_port_select_the_same_tree(incident_tree: dict[s
     assert sorted(tree_pids(port_target)) == by_pid
 
 
+def test_a_port_selects_the_launcher_when_a_child_has_the_lower_pid(incident_tree: dict[str, Any]) -> None:
+    """PIDs wrap: a forked child can have a lower PID than its launcher (CI saw the stopped child at 301 under a
+    launcher at 32759), and the first holder of the socket found in PID order was then taken as the root. Here the
+    real table is read in an order that puts every child before the launcher, as a wrap would."""
+    from triage_tui.collect.targets import _own_lineage, _resolve_port
+
+    table = read_proc_table()
+    launcher = incident_tree["launcher"]
+    children = [incident_tree["stopped"], *incident_tree["workers"], incident_tree["busy"]]
+    assert all(table.parent(c) == launcher for c in children)
+    first = [c for c in children if c in table.stats]
+    wrapped = dict((pid, table.stats[pid]) for pid in first)
+    wrapped.update((pid, stat) for pid, stat in table.stats.items() if pid not in wrapped)
+    table.stats.clear()
+    table.stats.update(wrapped)
+    roots = _resolve_port(f":{incident_tree['port']}", incident_tree["port"], table, _own_lineage(table))
+    assert [r.pid for r in roots] == [launcher]
+
+
 def test_regex_matching_renamed_comm_finds_the_workers(incident_tree: dict[str, Any]) -> None:
     target = resolve_targets(["name:^sched_tp"])
     assert set(incident_tree["workers"]) <= {r.pid for r in target.roots}

@@ -15,7 +15,7 @@ from typing import Optional
 from ..model.options import TargetError
 from ..model.snapshot import Target, TargetRoot
 from ..parse.target_spec import read_target_spec
-from .ports import listening_tcp_sockets, pids_holding_inodes
+from .ports import listening_tcp_sockets, pids_holding_inodes, socket_inodes
 from .proc_table import CLOCK_TICKS, PAGE_SIZE, ProcTable, read_cmdline, read_proc_table
 
 MAX_AUTO_TREES = 2  # besides GPU holders: the biggest tree by memory and the busiest by CPU time
@@ -33,6 +33,22 @@ def _topmost(pids: Sequence[int], table: ProcTable) -> list[int]:
     its children yields the launcher once)."""
     chosen = set(pids)
     return sorted(pid for pid in chosen if not any(a in chosen for a in table.ancestors(pid)))
+
+
+def _topmost_holder(pid: int, inodes: set[int], table: ProcTable, excluded: set[int]) -> int:
+    """The highest of `pid` and its ancestors that holds one of `inodes` too. The first holder is found in PID order,
+    which is not the tree's: once PIDs wrap a forked child can have a lower PID than its parent (a launcher at 32759
+    whose stopped child got 301, seen in CI), and the children of a server hold its listening socket too."""
+    top = pid
+    for above in table.ancestors(pid):
+        if above in excluded:
+            break  # triage itself and its ancestors are never a target
+        try:
+            if socket_inodes(above) & inodes:
+                top = above
+        except OSError:
+            continue  # gone, or not ours to read: the ones above can still hold it
+    return top
 
 
 def _thread_group_of(pid: int) -> Optional[int]:
@@ -75,7 +91,7 @@ def _resolve_port(spec: str, port: int, table: ProcTable, excluded: set[int]) ->
     if inodes:
         holders = pids_holding_inodes(inodes, (p for p in table.stats if p not in excluded))
         if holders:
-            roots = _topmost(list(holders.values()), table)
+            roots = _topmost([_topmost_holder(pid, inodes, table, excluded) for pid in holders.values()], table)
             return [TargetRoot(pid, f"listens on :{port}") for pid in roots]
     asks = re.compile(rf"(?:^|\s)--port(?:=|\s+){port}(?:\s|$)")
     matches = [pid for pid in table.stats
