@@ -6,14 +6,13 @@ hedge or a supposition, a denial, the term in another sense."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from triage_tui.diagnose.pasted_text import diagnose_text
 from triage_tui.diagnose.vocabulary import VOCABULARY
 from triage_tui.parse.prose_lexicon import PROSE
 from triage_tui.parse.prose_mechanisms import MECHANISMS, ROWS
 
-SEEN = ["cases"] + [f"cases-{i}" for i in range(2, 21)]  # the seen sets, an explicit list (never the held-out ones)
+from tests.unit.corpus_sources import seen_sources
 
 
 def _ids(text: str) -> set[str]:
@@ -32,12 +31,7 @@ def _first(text: str) -> str:
 
 def test_every_row_is_read_registered_and_sourced_outside_the_corpus() -> None:
     assert len(MECHANISMS) == len(ROWS) and all(s in PROSE for s in MECHANISMS)
-    corpus = set()
-    for name in SEEN:  # the seen sets' own addresses: a row's source is never a corpus case
-        for path in sorted((Path(__file__).parents[1] / "corpus" / name).glob("*.md")):
-            for line in path.read_text(encoding="utf-8").splitlines():
-                if line.startswith("source:"):
-                    corpus.add(line.split(":", 1)[1].strip().rstrip("/"))
+    corpus = seen_sources()  # the seen sets' own addresses: a row's source is never a corpus case
     for oid, term, needles, _pattern, source in ROWS:
         assert needles and all(n == n.lower() for n in needles), oid
         assert oid.startswith("told-") and term and oid in VOCABULARY, oid
