@@ -27,7 +27,6 @@ chosen from all seen sets are then checked through the real engine (--write, the
 
 from __future__ import annotations
 
-import re
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -41,27 +40,19 @@ from triage_tui.diagnose.mined_rows import MINED_WEIGHT  # noqa: E402
 from triage_tui.diagnose import pasted_text  # noqa: E402
 from triage_tui.diagnose.pasted_text import diagnose_text  # noqa: E402
 from triage_tui.diagnose.rules import CATALOGUE  # noqa: E402
+from triage_tui.parse import paste_words  # noqa: E402
 from triage_tui.parse.prose_mined import PREFIX  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "corpus"
 SEEN = ("cases", "cases-2", "cases-3", "cases-4", "cases-5", "cases-6", "cases-7", "cases-8", "cases-9", "cases-10",
         "cases-11", "cases-12", "cases-13", "cases-14")
-MIN_SETS, MIN_PROJECTS, MAX_WORDS = 3, 2, 3
+MIN_SETS, MIN_PROJECTS, MAX_WORDS = 3, 2, paste_words.MAX_WORDS
 MIN_WORDS, RATIO = 1, 1  # a phrase's fewest words; its cause's cases > RATIO x the others'
 FALLBACK = True  # the mined rows count only where nothing else ranks a cause (as the engine does)
-STOP = frozenset("""a about above after again against all also am an and any are as at be because been before being
-below between both but by can could did do does doing done down during each even ever every few for from further had
-has have having he her here hers him his how i if in into is it its itself just like may me might more most much must
-my no nor not now of off on once only or other our out over own same she should so some such than that the their
-them then there these they this those through to too under until up upon us very was we were what when where which
-while who whom why will with would yet you your also still however using used use get got gets getting make made
-seem seems seemed thing things something anything nothing think know thanks please hello issue problem question help
-want need tried trying try work works working worked happen happens happened
-fork forks forked repo repository branch commit commits merge merged clone cloned pull""".split())  # GitHub's own
-# words last: in an issue body they are as often about the repository ("my fork of the repo") as about the program
-_WORD = re.compile(r"[a-z][a-z0-9]{0,39}")
-_JOIN = re.compile(r"[ \t_-]{1,3}")
+# the stop words and the phrase reader live in the package since the twenty-second pass (parse/paste_words.py), which
+# the word model reads too: the same phrases are counted by the selection and by the engine
+STOP = paste_words.STOP
 CAUSES = {s.id for s in CATALOGUE if s.kind == "cause"}
 ORDER = {s.id: k for k, s in enumerate(CATALOGUE)}
 
@@ -78,29 +69,12 @@ class Case:
     hyps: tuple[tuple[str, str, bool, float, float], ...]  # (id, kind, ruled out, raw sum, cap), the engine's order
 
 
-def phrases_of(text: str) -> frozenset[str]:
-    out: set[str] = set()
-    for line in text.lower().split("\n"):
-        words = list(_WORD.finditer(line))
-        for i, w in enumerate(words):
-            if w.start() and line[w.start() - 1].isalnum():
-                continue  # a word glued to digits before it (0x7f...) is no word
-            run = [w.group(0)]
-            for j in range(i + 1, min(i + MAX_WORDS, len(words))):
-                if not _JOIN.fullmatch(line[words[j - 1].end():words[j].start()]):
-                    break
-                run.append(words[j].group(0))
-            for n in range(1, len(run) + 1):
-                gram = run[:n]
-                if words[i + n - 1].end() < len(line) and line[words[i + n - 1].end()].isalnum():
-                    continue
-                if any(len(t) >= 4 and t not in STOP for t in gram):
-                    out.add(" ".join(gram))
-    return frozenset(out)
+phrases_of = paste_words.phrases_of
 
 
 def _without_mined() -> dict:
-    return defaultdict(list, {h: [r for r in rows if not r.when.startswith(PREFIX)]
+    # the word model's rows too (the twenty-second pass): the hypotheses are what the other evidence gives
+    return defaultdict(list, {h: [r for r in rows if not r.when.startswith((PREFIX, "told-words-"))]
                               for h, rows in hypotheses._ROWS_BY.items()})
 
 

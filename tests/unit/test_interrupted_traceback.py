@@ -13,13 +13,15 @@ from triage_tui.diagnose.pasted_text import diagnose_text
 from triage_tui.parse.interrupted_traceback import interrupted_stacks
 from triage_tui.parse.paste_evidence import evidence_from_paste
 
+from tests.unit.paste_diagnosis import ranked
+
 FIX = Path(__file__).parent / "fixtures" / "paste"
 LOCK = (FIX / "ctrl_c_traceback_lock.txt").read_text()
 QUEUE = (FIX / "ctrl_c_traceback_queue_get.txt").read_text()
 
 
 def _causes(text: str) -> list[str]:
-    return [h.id for h in diagnose_text(text).diagnosis.hypotheses if h.score > 0 and h.status != "ruled out"]
+    return ranked(diagnose_text(text).diagnosis, words=False)  # what the readers and rows rank, the word model apart
 
 
 def test_the_frames_innermost_first_with_their_source_lines_and_no_carets() -> None:

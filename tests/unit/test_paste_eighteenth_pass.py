@@ -1,6 +1,7 @@
 """The eighteenth pass (issue 15): each distinct mined phrase of a cause found in a paste is a row of its own (up to
 three a cause, 0.05 each), so where a silent paste shares phrases with the seen cases of several causes the cause that
-shares more ranks first; the score is the sum of the rows shown, each naming its phrase, and the gate is unchanged."""
+shares more ranks first; the score is the sum of the rows shown, each naming its phrase, and the gate is unchanged.
+The mined rows' mechanics are checked with the word model (the twenty-second pass) off: it weighs the same pastes."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from triage_tui.diagnose.corpus_score import read_case
 from triage_tui.diagnose.mined_rows import MINED_WEIGHT
 from triage_tui.diagnose.pasted_text import diagnose_text
 from triage_tui.parse.prose_mined import COUNTED, MINED, PREFIX, more_id, phrases_in
+
+from tests.unit.paste_diagnosis import ranked, word_model_off
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,7 +27,8 @@ def _scored(text: str) -> dict[str, tuple[float, list[str]]]:
 
 
 def test_each_phrase_found_is_a_row_naming_it_and_the_score_is_their_sum() -> None:
-    d = diagnose_text("The directory was removed, then it was repeated, and stale.\n").diagnosis
+    with word_model_off():
+        d = diagnose_text("The directory was removed, then it was repeated, and stale.\n").diagnosis
     (h,) = [h for h in d.hypotheses if h.score > 0]
     assert h.id == "stale-file-lock" and {"directory", "removed", "repeated", "stale"} <= set(_phrases(h.id))
     mined = [e for e in h.evidence if e.observation.startswith(PREFIX)]
@@ -37,7 +41,8 @@ def test_each_phrase_found_is_a_row_naming_it_and_the_score_is_their_sum() -> No
 def test_the_cause_that_shares_more_phrases_ranks_first_not_the_catalogues_order() -> None:
     # one phrase of event-never-fires ('num cpus'), two of stale-file-lock: one row each tied them at 0.05
     text = "The actors use num_cpus=2.\nThe directory was removed.\n"
-    got = _scored(text)
+    with word_model_off():
+        got = _scored(text)
     assert got["stale-file-lock"][0] == 2 * MINED_WEIGHT > got["event-never-fires"][0] == MINED_WEIGHT
     first = max(got, key=lambda k: got[k][0])
     assert first == "stale-file-lock"
@@ -67,7 +72,7 @@ def test_output_that_comes_late_after_a_long_run_is_the_symptom_told_and_ranks_n
             "the log output immediately\n")
     result = diagnose_text(text)
     assert any(p.used and "told-stall" in p.used_as for p in result.parts)
-    assert [h.id for h in result.diagnosis.hypotheses if h.score > 0] == []
+    assert ranked(result.diagnosis, words=False) == []  # the word model's causes only, at its weights
     for line in ("the job runs for a very long time", "the log appears only after the program ends",
                  "I want to see the output in real time", "nothing prints until the end, before we could see any output"):
         assert "told-stall" in {o.id for o in diagnose_text(line + "\n").diagnosis.observations}, line

@@ -14,11 +14,13 @@ from triage_tui.diagnose.pasted_text import diagnose_text
 from triage_tui.parse.prose_lexicon import scan_told
 from triage_tui.parse.signal_lexicon import scan_line
 
+from tests.unit.paste_diagnosis import ranked
+
 FIXTURES = Path(__file__).parent / "fixtures" / "paste"
 
 
 def _causes(text: str) -> list[str]:
-    return [h.id for h in diagnose_text(text).diagnosis.hypotheses if h.score > 0 and h.status != "ruled out"]
+    return ranked(diagnose_text(text).diagnosis, words=False)  # what the readers and rows rank, the word model apart
 
 
 def test_strace_of_a_poll_returning_an_error_event_at_once_is_a_spin() -> None:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from triage_tui.diagnose.pasted_text import diagnose_text
 
+from tests.unit.paste_diagnosis import ranked
+
 FIX = Path(__file__).parent / "fixtures" / "paste"
 
 
@@ -23,7 +25,7 @@ def _diag(*names: str):
 
 
 def _causes(*names: str) -> list[str]:
-    return [h.id for h in _diag(*names).hypotheses if h.score > 0 and h.status != "ruled out"]
+    return ranked(_diag(*names), words=False)  # the word model apart
 
 
 def _ids(*names: str) -> set[str]:

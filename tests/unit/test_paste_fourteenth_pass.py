@@ -14,6 +14,8 @@ from triage_tui.diagnose.pasted_text import diagnose_text
 from triage_tui.parse.prose_figures import figures_in
 from triage_tui.parse.prose_lexicon import scan_told
 
+from tests.unit.paste_diagnosis import ranked
+
 
 def _figures(line: str) -> list[tuple[str, float]]:
     return [(f.kind, f.value) for f in figures_in([(1, line)])]
@@ -24,7 +26,7 @@ def _told(line: str) -> set[str]:
 
 
 def _causes(text: str) -> list[str]:
-    return [h.id for h in diagnose_text(text).diagnosis.hypotheses if h.score > 0 and h.status != "ruled out"]
+    return ranked(diagnose_text(text).diagnosis, words=False)  # what the readers and rows rank, the word model apart
 
 
 # Lightning-AI/pytorch-lightning#5865 (cases-7)

@@ -8,18 +8,23 @@ hedge, shared memory that is not host memory, the antivirus's 杀毒, and Englis
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
-from triage_tui.diagnose.corpus_score import ranked_causes
+from triage_tui.diagnose.pasted_text import diagnose_text
 from triage_tui.diagnose.vocabulary import VOCABULARY
 from triage_tui.parse.prose_figures import figures_in
 from triage_tui.parse.prose_languages import FIGURES, ROWS, SIGNALS
 from triage_tui.parse.prose_lexicon import PROSE, scan_told
 from triage_tui.parse.signal_lexicon import IDS as LOG_IDS
 
-SEEN = ["cases"] + [f"cases-{i}" for i in range(2, 20)]  # the seen sets, an explicit list (never the held-out ones)
+from tests.unit.corpus_sources import seen_sources
+from tests.unit.paste_diagnosis import ranked
+
+
+def ranked_causes(text: str) -> list[str]:
+    """What the rows rank, the word model apart (it reads the same words in any language it has seen)."""
+    return ranked(diagnose_text(text).diagnosis, words=False)
 
 
 def _told(text: str) -> set[str]:
@@ -115,12 +120,7 @@ def test_every_row_is_a_translation_with_a_public_source() -> None:
     assert len(ROWS) == len(SIGNALS)
     translated = {id(s) for s in SIGNALS}
     english = {s.id for s in PROSE if id(s) not in translated} | set(LOG_IDS)  # the ids an English row feeds
-    corpus = set()
-    for name in SEEN:  # the seen sets' own addresses: a row's source is never a corpus case
-        for path in sorted((Path(__file__).parents[1] / "corpus" / name).glob("*.md")):
-            for line in path.read_text(encoding="utf-8").splitlines():
-                if line.startswith("source:"):
-                    corpus.add(line.split(":", 1)[1].strip().rstrip("/"))
+    corpus = seen_sources()  # the seen sets' own addresses: a row's source is never a corpus case
     for oid, translates, lang, _pattern, source, _stated in ROWS:
         assert oid in english and oid in VOCABULARY, oid
         assert translates.startswith(oid + ":"), translates

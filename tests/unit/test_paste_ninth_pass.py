@@ -12,6 +12,8 @@ from triage_tui.diagnose.pasted_text import diagnose_text
 from triage_tui.parse.prose_lexicon import scan_told
 from triage_tui.parse.signal_lexicon import scan_line
 
+from tests.unit.paste_diagnosis import ranked
+
 FIXTURES = Path(__file__).parent / "fixtures" / "paste"
 
 
@@ -20,7 +22,7 @@ def _diag(text: str):
 
 
 def _causes(text: str) -> list[str]:
-    return [h.id for h in _diag(text).hypotheses if h.score > 0 and h.status != "ruled out"]
+    return ranked(_diag(text), words=False)  # the word model apart
 
 
 def _line_ids(line: str) -> set[str]:

@@ -19,11 +19,13 @@ from triage_tui.diagnose.vocabulary import VOCABULARY
 from triage_tui.parse.prose_lexicon import scan_told
 from triage_tui.parse.signal_lexicon import scan_line
 
+from tests.unit.paste_diagnosis import ranked
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _causes(text: str) -> list[str]:
-    return [h.id for h in diagnose_text(text).diagnosis.hypotheses if h.score > 0 and h.status != "ruled out"]
+    return ranked(diagnose_text(text).diagnosis, words=False)  # what the readers and rows rank, the word model apart
 
 
 def _ids(line: str) -> set[str]:

@@ -12,9 +12,11 @@ from triage_tui.diagnose.pasted_text import diagnose_text
 from triage_tui.parse.paste_evidence import evidence_from_paste
 from triage_tui.parse.prose_lexicon import MAX_PARAGRAPH, PROSE, scan_told, told_in
 
+from tests.unit.paste_diagnosis import ranked
+
 
 def _causes(text: str) -> list[str]:
-    return [h.id for h in diagnose_text(text).diagnosis.hypotheses if h.score > 0 and h.status != "ruled out"]
+    return ranked(diagnose_text(text).diagnosis, words=False)  # what the readers and rows rank, the word model apart
 
 
 def _ids(text: str) -> set[str]:

@@ -39,6 +39,7 @@ from .observations import Thresholds
 from .paste_frames import frames_of_note
 from .stack_reading import classify, group_processes
 from .vocabulary import register
+from .word_model import place_id, rank_words
 
 PASTE_OBSERVATIONS = (
     "prose-gpu-busy-low-power", "prose-gpu-busy", "prose-gpu-idle", "prose-cpu-idle", "prose-cpu-busy", "prose-stuck",
@@ -137,6 +138,22 @@ def _more_phrases(text: str, observations: Sequence[Observation], at: float) -> 
                                 line=line.strip()[:200], line_no=no, phrase=key))
             if len(keys) >= COUNTED:
                 break
+    return out
+
+
+_PLACES = ("first", "second", "third")
+
+
+def _word_ranks(text: str, at: float) -> list[Observation]:
+    """The causes the paste's words rank (diagnose/word_model.py), one observation each, naming the phrases that
+    weigh most for it and the seen cases they come from."""
+    out = []
+    for r in rank_words(text):
+        said = "; ".join(f"{quote(w.phrase, 40)} ({w.in_cause} of {w.cause_cases} seen cases of it, {w.in_others} of "
+                         f"the others" + (f": {', '.join(w.sources)}" if w.sources else "") + ")" for w in r.phrases)
+        out.append(_obs(place_id(r.cause, r.place), f"the paste's words rank {r.cause} {_PLACES[r.place - 1]} of the "
+                        f"seen causes ({r.found} of its phrases are in the word model): {said}", "pasted text", at,
+                        cause=r.cause, place=r.place, phrases=", ".join(w.phrase for w in r.phrases)))
     return out
 
 
@@ -372,19 +389,30 @@ def diagnose_text(text: str, now: float = 0.0) -> PastedDiagnosis:
     if not any(o.id == "log-collective-mismatch" for o in observations):
         observations += _nccl_collectives(text, now)
     observations += _more_phrases(text, observations, now)
-    hypotheses = evaluate(observations)  # the mined rows need their gate: this is what the other evidence ranks
-    if any(o.id.startswith(MINED_PREFIX) for o in observations) and not any(
-            h.kind == "cause" and h.status != "ruled out" and h.score > 0 for h in hypotheses):
-        # the weakest evidence there is, a phrase shared with the seen cases of a cause (the mined rows), counts only
-        # where the other evidence ranks no cause (the nineteenth pass; before it, only where the readers found
-        # nothing a rule weighs, for a cause or against it): said as an observation, which the mined rows name beside
-        # their phrase
+    hypotheses = evaluate(observations)  # the mined rows and the word model need their gate: what the other evidence ranks
+    scored = {h.id for h in hypotheses if h.kind == "cause" and h.status != "ruled out" and h.score > 0}
+    ranked = bool(scored)
+    words = _word_ranks(text, now)
+    if not ranked and (words or any(o.id.startswith(MINED_PREFIX) for o in observations)):
+        # the weakest evidence there is, a phrase shared with the seen cases of a cause (the mined rows, the word
+        # model), counts only where the other evidence ranks no cause (the nineteenth pass; before it, only where the
+        # readers found nothing a rule weighs, for a cause or against it): said as an observation, which the rows
+        # name beside their phrases
         observations.append(_obs("paste-no-other-evidence", "nothing else in the paste ranks a cause: the phrases it "
                                  "shares with seen cases count", "pasted text", now))
+        observations += words
+        hypotheses = evaluate(observations)
+    elif words := [o for o in words if o.figures.get("cause") not in scored]:
+        # where other evidence ranks a cause, the words only rank causes behind it (diagnose/word_rows.py), never one
+        # it ranks: they never reorder what that evidence says
+        observations.append(_obs("paste-other-evidence", "other evidence in the paste ranks a cause: the words it "
+                                 "shares with seen cases only rank causes behind it", "pasted text", now))
+        observations += words
         hypotheses = evaluate(observations)
     return PastedDiagnosis(evidence.parts, Diagnosis(tuple(observations), hypotheses, ()), capture)
 
 
 # the observations some rule weighs, the mined phrases and their gate apart (the gate before the nineteenth pass;
 # bench/paste_selection_15.py still reads it to simulate the engine with and without the mined rows)
-_KNOWN = frozenset(i for i in rule_ids() if not i.startswith(MINED_PREFIX) and i != "paste-no-other-evidence")
+_KNOWN = frozenset(i for i in rule_ids() if not i.startswith((MINED_PREFIX, "told-words-"))
+                   and i not in ("paste-no-other-evidence", "paste-other-evidence"))

@@ -13,6 +13,7 @@ from .breadth_rows import BREADTH_ROWS
 from .mechanism_rows import MECHANISM_ROWS
 from .mined_rows import MINED_ROWS
 from .signal_rows import SIGNAL_ROWS
+from .word_rows import WORD_ROWS
 
 __all__ = ["CATALOGUE", "FINDING_CAP", "NEEDS_CAP", "ROWS", "RULE_OUTS", "Row", "RuleOut", "Spec"]
 
@@ -348,6 +349,7 @@ ROWS: tuple[Row, ...] = (
     *BREADTH_ROWS,
     *MECHANISM_ROWS,
     *MINED_ROWS,
+    *WORD_ROWS,
     # rss-illusion (finding)
     Row("rss-illusion", "rss-illusion", 0.8),
 )

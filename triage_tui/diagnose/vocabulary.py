@@ -16,6 +16,7 @@ from ..parse.prose_lexicon import PROSE
 from ..parse.prose_mined import MORE_IDS
 from ..parse.signal_lexicon import LEXICON
 from .wait_kinds import KINDS
+from .word_model import PLACE_IDS
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,8 @@ _ALL: tuple[ObservationKind, ...] = (
             ("prose-stuck", "prose says it is stuck (for hours)"),
             ("prose-rss", "prose quotes an RSS figure"),
             ("paste-no-other-evidence", "the other evidence in the paste ranks no cause: the mined phrases count"),
+            ("paste-other-evidence", "the other evidence in the paste ranks a cause: the word model only ranks the "
+             "causes it does not, behind it"),
             ("pasted-code", "a Python script pasted (code, not its output) and the library calls it makes"),
             ("vmstat-blocked", "vmstat counts processes blocked in uninterruptible I/O"),
             ("socket-connecting", "a pasted ss/netstat shows a connect nothing answers (SYN-SENT)"),
@@ -172,8 +175,12 @@ _PROSE: tuple[ObservationKind, ...] = tuple(
 # a cause's second and third mined phrase found in a paste (parse/prose_mined.py: each distinct phrase is a row)
 _MORE: tuple[ObservationKind, ...] = tuple(ObservationKind(oid, "pasted text", means) for oid, means in MORE_IDS)
 
-VOCABULARY: dict[str, ObservationKind] = {kind.id: kind for kind in (*_ALL, *_LEXICON, *_PROSE, *_MORE)}
-assert len(VOCABULARY) == len(_ALL) + len(_LEXICON) + len(_PROSE) + len(_MORE), "an observation id is registered twice"
+# a cause the paste's words rank at a place (diagnose/word_model.py; diagnose/word_rows.py weighs it)
+_WORDS: tuple[ObservationKind, ...] = tuple(ObservationKind(oid, "pasted text", means) for oid, means in PLACE_IDS)
+
+VOCABULARY: dict[str, ObservationKind] = {kind.id: kind for kind in (*_ALL, *_LEXICON, *_PROSE, *_MORE, *_WORDS)}
+assert len(VOCABULARY) == len(_ALL) + len(_LEXICON) + len(_PROSE) + len(_MORE) + len(_WORDS), \
+    "an observation id is registered twice"
 
 
 class UnknownObservation(KeyError):
