@@ -112,6 +112,7 @@ def test_a_phrase_none_of_a_causes_cases_hold_never_counts_for_it(monkeypatch) -
     table = word_model._Table(0.5, ("a/b#1", "a/c#2", "a/d#3", "a/e#4"), {"oom": 100, "stopped": 3},
                               {"rare": {"oom": (1, 0)}, "suspend": {"stopped": (3, 1, 2)}})
     monkeypatch.setattr(word_model, "_table", lambda: table)
+    monkeypatch.setattr(word_model, "MIN_FOUND", 1)
     assert [r.cause for r in word_model.rank_words("rare")] == ["oom"]
     assert [r.cause for r in word_model.rank_words("rare suspend")][:1] == ["stopped"]
     (r,) = [r for r in word_model.rank_words("rare suspend") if r.cause == "stopped"]
@@ -123,3 +124,22 @@ def test_a_huge_paste_is_read_in_its_first_part() -> None:
     blob = "x" * 5_000_000 + " stale lock file"
     assert word_model.rank_words(blob) == ()  # past MAX_TEXT, and inside one 5 MB word: nothing
     assert word_model.rank_words("stale lock file " + "y " * 1_000_000)[0].cause == "stale-file-lock"
+
+
+def test_a_paste_that_says_too_little_ranks_nothing_and_reads_nothing() -> None:
+    text = "hello, my server is broken\nplease help\n"
+    assert 0 < len(phrases_of(text) & set(json.loads(word_model.TABLE.read_text())["phrases"])) < word_model.MIN_FOUND
+    assert word_model.rank_words(text) == ()
+    result = diagnose_text(text)
+    assert not any(p.used for p in result.parts) and not any(h.score > 0 for h in result.diagnosis.hypotheses)
+
+
+def test_the_prose_the_words_alone_rank_from_is_a_used_piece() -> None:
+    # https://github.com/ai4d-iasc/trixie/issues/38 (cases-22, scored once, then seen): a GPU of a node "not working",
+    # told in two sentences: no reader reads it, the words rank gpu-lost, and the piece says it was read for them
+    case = read_case(CORPUS / "cases-22" / "trixie-38-cn110-gpu-not-working-node-drained-gpu-replaced.md")
+    result = diagnose_text(case.evidence)
+    used = [p for p in result.parts if p.used]
+    assert used and all(p.kind == "text" and p.used_as.startswith("words the seen cases share (told-words-")
+                        for p in used)
+    assert ranked(result.diagnosis)[:1] == [case.cause] == ["gpu-lost"]

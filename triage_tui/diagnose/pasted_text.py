@@ -27,6 +27,7 @@ from ..parse.paste_evidence import PasteEvidence, evidence_from_paste
 from ..parse.log_text import LOG_LINE
 from ..parse.negation import stated_match
 from ..parse.paste_split import PastePart
+from ..parse.paste_words import phrases_of
 from ..parse.prose_figures import ProseFigure
 from ..parse.prose_mined import COUNTED, MINED_SIGNALS, more_id, phrase_key, phrases_in
 from ..parse.prose_mined import PREFIX as MINED_PREFIX
@@ -39,7 +40,7 @@ from .observations import Thresholds
 from .paste_frames import frames_of_note
 from .stack_reading import classify, group_processes
 from .vocabulary import register
-from .word_model import place_id, rank_words
+from .word_model import MAX_TEXT, place_id, rank_words
 
 PASTE_OBSERVATIONS = (
     "prose-gpu-busy-low-power", "prose-gpu-busy", "prose-gpu-idle", "prose-cpu-idle", "prose-cpu-busy", "prose-stuck",
@@ -409,7 +410,26 @@ def diagnose_text(text: str, now: float = 0.0) -> PastedDiagnosis:
                                  "shares with seen cases only rank causes behind it", "pasted text", now))
         observations += words
         hypotheses = evaluate(observations)
-    return PastedDiagnosis(evidence.parts, Diagnosis(tuple(observations), hypotheses, ()), capture)
+    # where the words alone rank (nothing else does), the prose they were read in is a used piece
+    parts = evidence.parts if ranked else _read_for_words(evidence.parts, words)
+    return PastedDiagnosis(parts, Diagnosis(tuple(observations), hypotheses, ()), capture)
+
+
+def _read_for_words(parts: tuple[PastePart, ...], words: Sequence[Observation]) -> tuple[PastePart, ...]:
+    """A prose piece no reader used that holds a phrase the word model's rows name was read for its words: its used_as
+    says so (a paste whose only reading is its words is not "nothing triage reads"). Pieces a reader used keep what
+    they were read as."""
+    if not words:
+        return parts
+    out = []
+    for p in parts:
+        if p.kind == "text" and not p.used:
+            held = phrases_of(p.text[:MAX_TEXT])
+            ids = [o.id for o in words if held & set(str(o.figures.get("phrases", "")).split(", "))]
+            if ids:
+                p = replace(p, used=True, used_as=f"words the seen cases share ({', '.join(ids)})", note="")
+        out.append(p)
+    return tuple(out)
 
 
 # the observations some rule weighs, the mined phrases and their gate apart (the gate before the nineteenth pass;
