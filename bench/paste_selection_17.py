@@ -17,27 +17,18 @@ weak, every cause it ranks below "possible" (< 0.3), not only where the readers 
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench.sibling_script import sibling  # noqa: E402 - bench/ is on the path only from here
 SEEN = ("cases", "cases-2", "cases-3", "cases-4", "cases-5", "cases-6", "cases-7", "cases-8", "cases-9", "cases-10",
         "cases-11", "cases-12", "cases-13", "cases-14", "cases-15", "cases-16")
 WEAK = 0.3  # hypotheses.status_of: "possible" from 0.3
 
 
-def _rule():
-    spec = importlib.util.spec_from_file_location("paste_selection_15", ROOT / "bench" / "paste_selection_15.py")
-    assert spec is not None and spec.loader is not None
-    module = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
-    if spec.name not in sys.modules:
-        sys.modules[spec.name] = module  # its dataclass looks its module up there
-        spec.loader.exec_module(module)
-    return module
-
-
-RULE = _rule()
+RULE = sibling("paste_selection_15")
 RULE.SEEN = SEEN  # load() and report() read the module's list
 
 

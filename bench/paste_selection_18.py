@@ -29,26 +29,17 @@ ranks none) instead of none.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench.sibling_script import sibling  # noqa: E402 - bench/ is on the path only from here
 SEEN = ("cases", "cases-2", "cases-3", "cases-4", "cases-5", "cases-6", "cases-7", "cases-8", "cases-9", "cases-10",
         "cases-11", "cases-12", "cases-13", "cases-14", "cases-15", "cases-16", "cases-17")
 
 
-def _rule():
-    spec = importlib.util.spec_from_file_location("paste_selection_15", ROOT / "bench" / "paste_selection_15.py")
-    assert spec is not None and spec.loader is not None
-    module = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
-    if spec.name not in sys.modules:
-        sys.modules[spec.name] = module  # its dataclass looks its module up there
-        spec.loader.exec_module(module)
-    return module
-
-
-RULE = _rule()
+RULE = sibling("paste_selection_15")
 RULE.SEEN = SEEN  # load() and report() read the module's list
 
 from triage_tui.parse.prose_mined import COUNTED as COUNT  # noqa: E402 - RULE's import put the repository on the path

@@ -21,26 +21,17 @@ same 254 phrases admitted) and kept: the engine's gate since this pass, and this
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench.sibling_script import sibling  # noqa: E402 - bench/ is on the path only from here
 SEEN = ("cases", "cases-2", "cases-3", "cases-4", "cases-5", "cases-6", "cases-7", "cases-8", "cases-9", "cases-10",
         "cases-11", "cases-12", "cases-13", "cases-14", "cases-15", "cases-16", "cases-17", "cases-18")
 
 
-def _module(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
-    if spec.name not in sys.modules:
-        sys.modules[spec.name] = module  # its dataclass looks its module up there
-        spec.loader.exec_module(module)
-    return module
-
-
-PASS18 = _module("paste_selection_18")  # the eighteenth pass's scoring (counting), over RULE
+PASS18 = sibling("paste_selection_18")  # the eighteenth pass's scoring (counting), over RULE
 RULE = PASS18.RULE
 RULE.SEEN = PASS18.SEEN = SEEN  # load(), report() and top3() read the modules' lists
 TABLE = ROOT / "triage_tui" / "parse" / "prose_mined_table.py"

@@ -33,7 +33,6 @@ tests/corpus: fresh held-out sets sit beside them and must stay unopened).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import sys
@@ -41,23 +40,15 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench.sibling_script import sibling  # noqa: E402 - bench/ is on the path only from here
 SEEN = ("cases", "cases-2", "cases-3", "cases-4", "cases-5", "cases-6", "cases-7", "cases-8", "cases-9", "cases-10",
         "cases-11", "cases-12", "cases-13", "cases-14", "cases-15", "cases-16", "cases-17", "cases-18", "cases-19",
         "cases-20", "cases-21")
 ALPHA, PRIOR, MIN_CASES, MIN_PROJECTS, MINED, BEHIND_ON = 0.5, True, 3, 2, True, True
 
 
-def _module(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = sys.modules.get(spec.name) or importlib.util.module_from_spec(spec)
-    if spec.name not in sys.modules:
-        sys.modules[spec.name] = module  # its dataclass looks its module up there
-        spec.loader.exec_module(module)
-    return module
-
-
-PASS19 = _module("paste_selection_19")
+PASS19 = sibling("paste_selection_19")
 PASS18, RULE = PASS19.PASS18, PASS19.RULE
 
 from triage_tui.diagnose.word_model import MIN_FOUND, TABLE, WORD_CAUSES  # noqa: E402 - RULE's import put the
