@@ -53,6 +53,28 @@ def test_quickedit_mode_is_a_held_process() -> None:
     assert _first(text) == "stopped"
 
 
+def test_a_background_job_stopped_by_its_terminal_is_a_stopped_process() -> None:
+    # https://github.com/nodejs/node/issues/20148 (the reporter, then the maintainer)
+    text = ("When you run this script detachted: `./script.js &` and send any input to stdin (for example just press "
+            "enter), `fs` stops watching. You get the message: `Job 1, './script.js &' has stopped` printed on the "
+            "terminal but the actual proces is still running.")
+    assert "told-tty-stop" in _ids(text) and _first(text) == "stopped"
+    text = ("When you put the node process in the background and then feed its stdin, it gets sent a `SIGTTIN` signal "
+            "that pauses it.  When you `fg` it again, the shell sends it a `SIGCONT` that unpauses it.")
+    assert _first(text) == "stopped"
+    # the shells' job lines (bash's manual, Job Control Basics; zsh)
+    for line in ("[1]+  Stopped (tty input)        ./si", "[1]  + suspended (tty output)  ./si",
+                 "[2]+  Stopped                 python3 serve.py &"):
+        assert "told-tty-stop" in _ids(line), line
+
+
+def test_a_background_job_that_does_not_stop_or_whose_output_stops_is_not_read() -> None:
+    for text in ("It is not stopped when run in the background.", "Is it stopped when run in the background?",
+                 "the training runs in the background and the loss stops decreasing after epoch 3",
+                 "I run the server in the background and it works fine."):
+        assert "told-tty-stop" not in _ids(text), text
+
+
 def test_quickedit_asked_hedged_or_in_wordpress_is_not_read() -> None:
     assert "told-quickedit" not in _ids("Could it be QuickEdit mode in the console?")
     assert "told-quickedit" not in _ids("It is not QuickEdit mode, I disabled it in the console properties.")

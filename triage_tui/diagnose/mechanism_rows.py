@@ -30,6 +30,8 @@ MECHANISM_ROWS: tuple[Row, ...] = (
     Row("gpu-lost", "told-gpu-ecc", 0.3, "told: an uncorrectable ECC error (the GPU needs a reset)"),
     Row("gpu-hang", "told-gpu-tdr", 0.3, "told: TDR (Windows reset a GPU whose work ran past its timeout)"),
     Row("stopped", "told-cgroup-freezer", 0.3, "told: the cgroup freezer (every task held until thawed)"),
+    Row("stopped", "told-tty-stop", 0.35, "told: a background job stopped by its terminal (SIGTTIN on a read, SIGTTOU "
+        "on a write): stopped until someone runs fg"),
     Row("stale-file-lock", "told-stale-pidfile", 0.3, "told: a stale pidfile or lock file a killed run left behind"),
     Row("stale-file-lock", "told-flock-wait", 0.25, "told: a wait in flock / F_SETLKW (another process holds the "
         "file's lock)"),

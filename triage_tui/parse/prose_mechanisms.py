@@ -7,7 +7,8 @@ reaped it), "CFS throttling" (the cgroup's CPU quota is spent: runnable threads 
 "thrashing", "fork() in a multithreaded process", uWSGI's "lazy-apps" and gunicorn's "preload_app" (the app is loaded
 before the workers are forked, or after), "holding the GIL" while blocking, multiprocessing's "leaked semaphore
 objects" (resource_tracker's warning that a process died without cleaning up), an "uncorrectable ECC error", Windows'
-"TDR", the cgroup "freezer", a "stale pidfile", a wait in "flock", a service that "never became available".
+"TDR", the cgroup "freezer", a "stale pidfile", a wait in "flock", a service that "never became available", a
+background job stopped by its terminal ("SIGTTIN").
 
 Each row: (observation id, the term, needles (words one of which every match holds), pattern, source). The id is
 an existing one where the term means what that id means and its weight is a told-in-words weight (told-word-cpu-limit,
@@ -205,6 +206,26 @@ ROWS: tuple[Row, ...] = (
      r"|calls? to) (?:a |the )?`?"
      r"(?:flock|fcntl|lockf|F_SETLKW)\b|\bF_SETLKW\b",
      "https://man7.org/linux/man-pages/man2/flock.2.html; https://github.com/d2iq-archive/marathon-lb/issues/267"),
+    # --- job control: "When any process in a background job tries to read from the terminal, all of the processes
+    # in the job are sent a SIGTTIN signal. The default action for this signal is to stop the process" (SIGTTOU for a
+    # write with `stty tostop`, or a change of the terminal's modes); the shell says "Stopped (tty input)" or "has
+    # stopped". A server started with `&` that reads stdin sits stopped until `fg`
+    ("told-tty-stop", "a background job stopped by its terminal (SIGTTIN / SIGTTOU)",
+     ("sigttin", "sigttou", "tty input", "tty output", "background", "stopped"),
+     # the shells' own job lines: bash "[1]+  Stopped (tty input)  ./si", zsh "suspended (tty input)", fish "Job 1,
+     # './si &' has stopped", xonsh "[7] stopped: ./si &"
+     r"\bSIGTT(?:IN|OU)\b|\b(?:Stopped|suspended) \(tty (?:input|output)\)|\bJob \d{1,4}, '[^'\n]{1,200}' has "
+     r"stopped\b|\[\d{1,4}\]\+? {0,2}[Ss]topped:? [^\n]{1,200}&"
+     # a stop of the job, not of what it does ("the loss stops decreasing": a verb in -ing follows)
+     r"|\b(?:in(?:to)? (?:the )?background|as a background (?:job|process|task)|backgrounded)\b[^\n]{0,60}?\b(?:stops?"
+     r"|stopped|suspend(?:s|ed)?|pauses?|paused)\b(?! \w{2,20}ing\b)"
+     r"|\b(?:stop(?:s|ped|p?ing)?|suspended|pauses?|paused)\b[^\n]{0,60}?\b(?:when|if|once|as soon as) (?:it is |it's "
+     r"|they are |I |we |you )?(?:run|start|put|launch|sen[dt])\w{0,3} (?:it |them )?(?:in(?:to)? (?:the )?background"
+     r"|with &|as a background)",
+     "https://www.gnu.org/software/libc/manual/html_node/Access-to-the-Terminal.html; "
+     "https://www.gnu.org/software/bash/manual/html_node/Job-Control-Basics.html; "
+     "https://github.com/nodejs/node/issues/20148 (a background process that reads stdin gets SIGTTIN, which pauses "
+     "it); https://github.com/pmodels/mpich/issues/2022 (mpiexec jobs no longer run in background)"),
     # --- a wait for something that never comes: a service or server that never becomes available (ROS's
     # wait_for_service, a readiness wait), a wait() that never returns (threading.Event.wait blocks until the flag
     # is set, Popen.wait until the child exits)
