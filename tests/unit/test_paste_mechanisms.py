@@ -53,6 +53,20 @@ def test_quickedit_mode_is_a_held_process() -> None:
     assert _first(text) == "stopped"
 
 
+def test_a_lock_of_any_name_a_killed_run_left_behind_is_a_stale_lock() -> None:
+    for text in (
+            # https://github.com/warewulf/warewulf3/pull/208
+            "The wwupdatefiles cronjob leaves a lockfile behind if it is killed for whatever reason, preventing it from "
+            "ever running again.",
+            # https://github.com/ccztux/glsysbackup/issues/51
+            "In some error cases, when glsysbackup breaks, the lockfile is left over and glsysbackup can not start the "
+            "next time."):
+        assert "told-stale-pidfile" in _ids(text) and _first(text) == "stale-file-lock", text
+    for text in ("How would we distinguish a legitimate lock from one left behind from a killed job?",
+                 "the dying thread left behind a lock held in the child"):
+        assert "told-stale-pidfile" not in _ids(text), text
+
+
 def test_a_background_job_stopped_by_its_terminal_is_a_stopped_process() -> None:
     # https://github.com/nodejs/node/issues/20148 (the reporter, then the maintainer)
     text = ("When you run this script detachted: `./script.js &` and send any input to stdin (for example just press "

@@ -197,8 +197,14 @@ ROWS: tuple[Row, ...] = (
      r"|\b(?:pid ?file|\.pid file|lockfile|lock file)\b[^\n]{0,60}?\b(?:left (?:behind|over)|still there"
      r"|not (?:removed|deleted"
      r"|cleaned up)|was never removed)\b"
-     r"|\b(?:left|leaves?|leaving) (?:behind )?(?:a |its |the )?(?:stale )?(?:pid ?file|lock ?file|lockfile)\b",
-     "https://github.com/mheily/jobd/issues/44; https://github.com/inverse-inc/packetfence/issues/3553"),
+     r"|\b(?:left|leaves?|leaving) (?:behind )?(?:a |its |the )?(?:stale )?(?:pid ?file|lock ?file|lockfile)\b"
+     # a lock of any name (a pidlock, a cache key's lock, a .lock) a run that was killed or interrupted left behind
+     r"|\b(?:pid ?lock|lock(?: ?file| dir(?:ectory)?)?|\.lock)s?\b[^\n]{0,40}?\b(?:left (?:behind|over)|still (?:there"
+     r"|exists|present))\b"
+     r"|\b(?:left|leaves?|leaving) behind (?:a |its |the |an )?(?:stale |orphaned )?(?:[\w.`-]{1,30} ){0,2}?"
+     r"`?(?:pid ?lock|lock(?: ?file)?|lockfile|\.lock)\b(?! held| locked)",
+     "https://github.com/mheily/jobd/issues/44; https://github.com/inverse-inc/packetfence/issues/3553; "
+     "https://github.com/warewulf/warewulf3/pull/208 (a cronjob leaves a lockfile behind if it is killed)"),
     # --- a wait in flock(2) / fcntl's F_SETLKW: "A call to flock() may block if an incompatible lock is held by
     # another process": the lock's holder is elsewhere (wedged, or a run that still holds the file)
     ("told-flock-wait", "a wait in flock / fcntl's F_SETLKW", ("flock", "lockf", "fcntl", "setlkw"),
