@@ -390,7 +390,8 @@ def diagnose_text(text: str, now: float = 0.0) -> PastedDiagnosis:
     if not any(o.id == "log-collective-mismatch" for o in observations):
         observations += _nccl_collectives(text, now)
     observations += _more_phrases(text, observations, now)
-    hypotheses = evaluate(observations)  # the mined rows and the word model need their gate: what the other evidence ranks
+    # the mined rows and the word model need their gate: what the other evidence ranks
+    hypotheses = evaluate(observations)
     scored = {h.id for h in hypotheses if h.kind == "cause" and h.status != "ruled out" and h.score > 0}
     ranked = bool(scored)
     words = _word_ranks(text, now)

@@ -13,10 +13,10 @@ Re-learned by the twenty-third pass over the 23 seen sets cases .. cases-23 (672
 leave-one-set-out 493 -> 534 top-1, 519 -> 592 top-3; the replay 234 of 360 (65 %), 296 (82 %).
 
 What it says is evidence, shown: each cause it ranks (at most three, only in a paste holding at least MIN_FOUND of
-its phrases, and only a cause its phrases favour over the seen cases as a whole, never the prior alone) is an observation naming the phrases that weigh most for it, how many
-seen cases of that cause and of the others hold each, and the public threads they come from (diagnose/word_rows.py
-weighs them). The table (word_model.json beside this module) is written by `bench/paste_selection_22.py --write`
-from the seen sets only, never by hand.
+its phrases, and only a cause its phrases favour over the seen cases as a whole, never the prior alone) is an
+observation naming the phrases that weigh most for it, how many seen cases of that cause and of the others hold each,
+and the public threads they come from (diagnose/word_rows.py weighs them). The table (word_model.json beside this
+module) is written by `bench/paste_selection_22.py --write` from the seen sets only, never by hand.
 """
 
 from __future__ import annotations
@@ -90,15 +90,15 @@ def rank_words(text: str) -> tuple[WordRank, ...]:
     if len(found) < MIN_FOUND:
         return ()
     total, a = sum(table.causes.values()), table.alpha
+    every = {p: sum(ix[0] for ix in table.phrases[p].values()) for p in found}  # the seen cases holding each
     scored = []
     for cause, n in table.causes.items():
         weights = []
         for p in found:
             by = table.phrases[p]
             k = by[cause][0] if cause in by else 0
-            every = sum(ix[0] for ix in by.values())
-            weights.append(PhraseWeight(p, k, n, every - k, math.log((k + a) / (n + 2 * a))
-                                        - math.log((every + a) / (total + 2 * a)),
+            weights.append(PhraseWeight(p, k, n, every[p] - k, math.log((k + a) / (n + 2 * a))
+                                        - math.log((every[p] + a) / (total + 2 * a)),
                                         tuple(table.sources[i] for i in by.get(cause, (0,))[1:])))
         # a phrase none of the cause's seen cases hold never counts for it (smoothing alone would favour a small cause)
         likelihood = sum(w.weight if w.in_cause else min(w.weight, 0.0) for w in weights)

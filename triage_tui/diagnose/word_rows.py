@@ -2,9 +2,10 @@
 
 Where the other evidence in a paste ranks no cause (`paste-no-other-evidence`), the causes the words rank first,
 second and third weigh 0.10, 0.07 and 0.04: with the mined rows (at most 0.15) under "possible" (0.3), and under one
-breadth row (0.2), so any reader or hand-written row decides wherever one fires. Where the other evidence ranks a cause (`paste-other-evidence`), they weigh 0.03, 0.02 and 0.01,
-under every hand-written row's 0.05: they only order the causes behind the ones that evidence ranks, and rank a second
-and third cause where it ranks one. Each row quotes the phrases that weigh most for its cause.
+breadth row (0.2), so any reader or hand-written row decides wherever one fires. Where the other evidence ranks a
+cause (`paste-other-evidence`), causes it does not rank get 0.03, 0.02 and 0.01, under every hand-written row's 0.05:
+they rank a second and third cause behind the ones that evidence ranks and never reorder those. Each row quotes the
+phrases that weigh most for its cause.
 """
 
 from __future__ import annotations
