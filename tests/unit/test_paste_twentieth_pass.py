@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.unit.paste_diagnosis import word_model_off
 from triage_tui.diagnose.corpus_score import read_case
 from triage_tui.diagnose.pasted_text import diagnose_text
 
@@ -75,8 +76,10 @@ def test_a_failed_kubelet_probe_under_a_cpu_limit_is_starvation_not_a_refused_pe
             "Liveness probe failed: Get http://10.253.6.11:8080/read: read tcp 10.253.6.11:8080: use of closed network "
             "connection\n")
     assert "log-k8s-probe-failed" in _ids(line)
-    # alone it is no cause: a probe fails for many reasons
-    assert "cpu-starved" not in _causes(line)
+    # alone it is no cause: a probe fails for many reasons (the word model, learned from seen cases that include a
+    # probe failing under CPU pressure, may rank it from the words: that is its own row, shown apart)
+    with word_model_off():
+        assert "cpu-starved" not in _causes(line)
     # the seen miss (cases-19 pomerium-1336): probes refused while the container was held to 100m
     evidence, cause = _seen("cases-19", "pomerium-1336-proxy-fails-liveness-probe-at-start.md")
     assert _causes(evidence)[:1] == [cause] == ["cpu-starved"]
