@@ -2,8 +2,8 @@
 
     python3 bench/paste_replay_22.py        # a few minutes: one worktree per frozen engine, then the simulation
 
-Each of the sets cases-10 .. cases-28 was scored once, fresh, by the engine frozen at its pass (scores.json
-held_out_N); none of those engines had read its set. The engines that scored cases-22 .. cases-28 had the word model
+Each of the sets cases-10 .. cases-30 was scored once, fresh, by the engine frozen at its pass (scores.json
+held_out_N); none of those engines had read its set. The engines that scored cases-22 .. cases-30 had the word model
 already (learned then from fewer sets): its rows are taken out of their hypotheses before the model as it is now is
 added, so every set is replayed the same way. This script runs each frozen engine again on its own set (in a
 temporary `git worktree` of the frozen commit), checks that it gives the recorded one-time score, and then adds the
@@ -44,7 +44,8 @@ FROZEN = (("cases-10", "57d6432"), ("cases-11", "68a249b"), ("cases-12", "a2fd89
           # scored once by engines that had the word model already: its rows are taken out of their hypotheses
           # (DUMP) and the model as it is now, learned from the other sets, put back in their place
           ("cases-22", "998fe2c"), ("cases-23", "998fe2c"), ("cases-24", "290d778"), ("cases-25", "15341d1"),
-          ("cases-26", "15341d1"), ("cases-27", "15341d1"), ("cases-28", "15341d1"))
+          ("cases-26", "15341d1"), ("cases-27", "15341d1"), ("cases-28", "15341d1"), ("cases-29", "b4b249d"),
+          ("cases-30", "b4b249d"))
 SELECTION = load_bench_script("paste_selection_22")
 
 # run inside the frozen tree: each case's hypotheses (id, kind, ruled out, score, only mined phrases count for it)
@@ -113,7 +114,10 @@ def main() -> None:
     for directory, commit in FROZEN:
         hyps = frozen_hypotheses(directory, commit)
         table = SELECTION.learn([c for c in seen if c.set != directory])
-        by_name = {c.name: c for c in seen if c.set == directory}
+        # the scored set's own phrases, read from its directory: a set scored after the table was last learned is
+        # not among the seen sets the table is learned from
+        by_name = {c.name: _Seen(directory, c.name, c.cause, "", phrases_of(c.evidence))
+                   for c in read_cases(CORPUS / directory)}
         b1 = b3 = w1 = w3 = o1 = 0
         for name, (cause, hs, once_got) in hyps.items():
             o1 += once_got[:1] == [cause]

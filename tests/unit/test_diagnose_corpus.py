@@ -18,7 +18,7 @@ RECORDED = json.loads((ROOT / "tests" / "corpus" / "scores.json").read_text())
 FRESH = ("cases-3", "cases-4", "cases-5", "cases-6", "cases-7", "cases-8", "cases-9", "cases-10", "cases-11",
          "cases-12", "cases-13", "cases-14", "cases-15", "cases-16", "cases-17", "cases-18",
          "cases-19", "cases-20", "cases-21", "cases-22", "cases-23", "cases-24", "cases-25", "cases-26", "cases-27",
-         "cases-28")
+         "cases-28", "cases-29", "cases-30")
 
 
 def test_the_corpus_has_60_real_cases_with_source_cause_and_evidence() -> None:
