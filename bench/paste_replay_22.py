@@ -122,8 +122,8 @@ def main() -> None:
         hyps = frozen_hypotheses(directory, commit)
         # --forward: only the sets gathered before this one, as a fresh set meets the table (the sets' order in SEEN
         # is the order they were gathered); by default every other seen set, later ones too (a few points higher)
-        before = SELECTION.SEEN[:SELECTION.SEEN.index(directory)] if directory in SELECTION.SEEN else SELECTION.SEEN
-        table = SELECTION.learn([c for c in seen if (c.set in before if FORWARD else c.set != directory)])
+        earlier = SELECTION.SEEN[:SELECTION.SEEN.index(directory)] if directory in SELECTION.SEEN else SELECTION.SEEN
+        table = SELECTION.learn([c for c in seen if (c.set in earlier if FORWARD else c.set != directory)])
         # the scored set's own phrases, read from its directory: a set scored after the table was last learned is
         # not among the seen sets the table is learned from
         by_name = {c.name: _Seen(directory, c.name, c.cause, "", phrases_of(c.evidence))
